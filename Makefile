@@ -1,0 +1,100 @@
+# shardwise: make run starts the allocator on the embedded example; make test
+# builds everything the tests need (the envtest control plane included) and runs
+# them. See README.md.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+GEN_MOD := $(CURDIR)/hack/tools/gen
+LINT_MOD:= $(CURDIR)/hack/tools/lint
+CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT  := $(BIN)/golangci-lint
+MONITORING_PKG := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 60s
+export KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT ?= 60s
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build the allocator and operator into bin/.
+	@echo ">> build: bin/allocator bin/operator"
+	$(GO) build -o $(BIN)/ ./cmd/allocator ./cmd/operator
+
+.PHONY: run
+run: build ## Run the allocator on examples/allocator.yaml (no cluster needed).
+	$(BIN)/allocator --config-file=examples/allocator.yaml
+
+.PHONY: envtest
+envtest: ## Build kube-apiserver and etcd for envtest (cached outside the repo).
+	@./hack/envtest.sh >/dev/null
+
+.PHONY: test-unit
+test-unit: ## Unit tests: no control plane, envtest tests skip.
+	@echo ">> test-unit: go test ./... (envtest tests skip)"
+	env -u KUBEBUILDER_ASSETS $(GO) test -count=1 ./...
+
+.PHONY: test
+test: ## All tests, against a real kube-apiserver and etcd.
+	@echo ">> test: building the envtest control plane (cached after the first run)"
+	@assets=$$(./hack/envtest.sh) && \
+	  echo ">> test: go test ./... with KUBEBUILDER_ASSETS=$$assets" && \
+	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+	@if [ -f test/e2e/go.mod ]; then \
+	  echo ">> test: end-to-end with the OpenTelemetry Collector's Prometheus receiver (test/e2e)"; \
+	  $(MAKE) --no-print-directory test-e2e; fi
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests with the real Prometheus receiver (separate module).
+	@assets=$$(./hack/envtest.sh) && cd test/e2e && \
+	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator $(GO) test -count=1 -timeout 20m ./...
+
+.PHONY: bench
+bench: ## Run the benchmark suite (see benchmarks/README.md).
+	$(GO) test -run '^$$' -bench . -benchmem ./allocation/ ./benchmarks/...
+
+.PHONY: tools
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT)
+
+$(CONTROLLER_GEN): $(GEN_MOD)/go.mod $(GEN_MOD)/go.sum
+	cd $(GEN_MOD) && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GOLANGCI_LINT): $(LINT_MOD)/go.mod $(LINT_MOD)/go.sum
+	cd $(LINT_MOD) && $(GO) build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/, and the monitoring CRDs for tests.
+	@if ls apis/*/*.go >/dev/null 2>&1 && grep -qr 'kubebuilder:object:root' apis; then \
+	  $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./apis/... output:crd:artifacts:config=config/crd/bases; fi
+	@if [ -d internal/controller ] && grep -qr 'kubebuilder:rbac' internal/controller; then \
+	  $(CONTROLLER_GEN) rbac:roleName=shardwise-operator paths=./internal/controller/... output:rbac:artifacts:config=config/rbac; fi
+	$(MAKE) --no-print-directory monitoring-crds
+
+.PHONY: monitoring-crds
+monitoring-crds: $(CONTROLLER_GEN) ## Generate the ServiceMonitor, PodMonitor, Probe and ScrapeConfig CRDs into test/crds.
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	  $(CONTROLLER_GEN) crd:crdVersions=v1 paths=$(MONITORING_PKG)/v1 paths=$(MONITORING_PKG)/v1alpha1 output:crd:artifacts:config=$$tmp && \
+	  mkdir -p test/crds && rm -f test/crds/*.yaml && \
+	  for k in servicemonitors podmonitors probes scrapeconfigs; do cp $$tmp/monitoring.coreos.com_$$k.yaml test/crds/; done
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: ## Regenerate everything, tidy modules, and fail on a diff.
+	$(MAKE) --no-print-directory generate manifests
+	$(GO) mod tidy
+	@for m in hack/tools/*/ test/e2e/; do [ -f $$m/go.mod ] && (cd $$m && $(GO) mod tidy) || true; done
+	$(GO) vet ./...
+	@git diff --exit-code || { echo "verify: generated files or go.mod are out of date; run make verify and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis)" || { git status --porcelain -- config test/crds apis; echo "verify: untracked generated files"; exit 1; }

@@ -1,0 +1,76 @@
+package allocation
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+)
+
+// Strategy names, as in the OpenTelemetry Operator's targetallocator.yaml.
+const (
+	ConsistentHashing = "consistent-hashing"
+	LeastWeighted     = "least-weighted"
+	PerNode           = "per-node"
+)
+
+// DefaultEpsilon is the default load bound: no collector holds more than
+// ceil((1+ε)·T/N) targets.
+const DefaultEpsilon = 0.05
+
+// ErrUnknownStrategy is returned for a strategy name this package does not know.
+var ErrUnknownStrategy = errors.New("unknown allocation strategy")
+
+// Target is one scrape target. Targets are immutable once handed to an
+// Allocator: a change in labels is a new Target with the same Hash.
+type Target struct {
+	// Job is the scrape job (scrape config) the target belongs to.
+	Job string
+	// Hash is the target identity: a hash of the job and the target's labels
+	// after relabeling. Two targets of one job with equal Hash are one target.
+	Hash uint64
+	// Address is the value of __address__, served in "targets".
+	Address string
+	// Labels are the discovered labels before relabeling, served to the
+	// collector, which relabels itself.
+	Labels labels.Labels
+	// Node is the Kubernetes node the target runs on, "" when unknown. Only the
+	// per-node strategy reads it; see NodeOf.
+	Node string
+}
+
+// Collector is one collector replica that can receive targets.
+type Collector struct {
+	// Name is the collector id, the pod name in Kubernetes.
+	Name string
+	// Node is the node the collector runs on, used by per-node.
+	Node string
+}
+
+// Options select and tune a strategy.
+type Options struct {
+	// Strategy is ConsistentHashing (the default when empty), LeastWeighted or PerNode.
+	Strategy string
+	// FallbackStrategy places targets that per-node cannot place; empty leaves
+	// them unassigned.
+	FallbackStrategy string
+	// Epsilon bounds the load for consistent-hashing: no collector holds more
+	// than ceil((1+Epsilon)·T/N) targets. Zero means DefaultEpsilon.
+	Epsilon float64
+}
+
+// Result describes one update.
+type Result struct {
+	// Moved counts targets that were assigned before and after the update
+	// and changed collector, plus targets that lost their collector while
+	// remaining in the target set.
+	Moved int
+	// Min is the least number of moves the change required: the targets of
+	// collectors that left, plus the share a joining collector must take to
+	// respect the balance bound.
+	Min int
+	// Targets, Collectors and Unassigned describe the new state.
+	Targets, Collectors, Unassigned int
+	// Duration is the time the update took.
+	Duration time.Duration
+}
