@@ -93,6 +93,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 .PHONY: verify
 verify: ## Regenerate everything, tidy modules, and fail on a diff.
 	$(MAKE) --no-print-directory generate manifests
+	./hack/third_party/prometheus.sh
 	$(GO) mod tidy
 	@for m in hack/tools/*/ test/e2e/; do [ -f $$m/go.mod ] && (cd $$m && $(GO) mod tidy) || true; done
 	$(GO) vet ./...
