@@ -1,0 +1,458 @@
+package allocation
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// historySize is how many recent updates a snapshot remembers.
+const historySize = 32
+
+// Allocator keeps the current targets and collectors, assigns targets with
+// the configured strategy on every change and publishes the result as an
+// immutable Snapshot. Updates are serialized; Snapshot never blocks.
+type Allocator struct {
+	opts Options
+
+	mu         sync.Mutex // serializes updates and guards the fields below
+	collectors []Collector
+	seeds      []uint64 // scoring seed per collector
+	jobs       map[string]*jobState
+	generation uint64
+	version    uint64 // last Slice version handed out
+	history    []Result
+
+	snap atomic.Pointer[Snapshot] // the latest published snapshot
+	now  func() time.Time
+}
+
+// jobState is one job's targets, sorted by address then identity, with the
+// collector each is assigned to and, for rendezvous-based strategies, its
+// most preferred collector (cached: recomputing it costs one score per
+// collector).
+type jobState struct {
+	targets []*Target
+	owner   []int32 // index into Allocator.collectors, -1 unassigned
+	first   []choice
+}
+
+// New returns an allocator with no targets and no collectors.
+func New(opts Options) (*Allocator, error) {
+	if opts.Strategy == "" {
+		opts.Strategy = ConsistentHashing
+	}
+	if opts.Epsilon == 0 {
+		opts.Epsilon = DefaultEpsilon
+	}
+	if opts.Epsilon < 0 {
+		return nil, fmt.Errorf("epsilon must be positive, got %v", opts.Epsilon)
+	}
+	switch opts.Strategy {
+	case ConsistentHashing, LeastWeighted:
+		if opts.FallbackStrategy != "" {
+			return nil, fmt.Errorf("allocation_fallback_strategy %q: only the per-node strategy has a fallback", opts.FallbackStrategy)
+		}
+	case PerNode:
+		switch opts.FallbackStrategy {
+		case "", ConsistentHashing, LeastWeighted:
+		default:
+			return nil, fmt.Errorf("allocation_fallback_strategy %q: %w (want %s or %s)", opts.FallbackStrategy, ErrUnknownStrategy, ConsistentHashing, LeastWeighted)
+		}
+	default:
+		return nil, fmt.Errorf("allocation_strategy %q: %w (want %s)", opts.Strategy, ErrUnknownStrategy, strings.Join(Strategies(), ", "))
+	}
+	a := &Allocator{opts: opts, jobs: map[string]*jobState{}, now: time.Now}
+	a.publish(Result{})
+	return a, nil
+}
+
+// Strategies lists the strategy names New accepts.
+func Strategies() []string { return []string{ConsistentHashing, LeastWeighted, PerNode} }
+
+// Options returns the options in effect, defaults filled in.
+func (a *Allocator) Options() Options { return a.opts }
+
+// Snapshot returns the latest assignment. It never blocks.
+func (a *Allocator) Snapshot() *Snapshot { return a.snap.Load() }
+
+// usesRendezvous reports whether some strategy in use ranks collectors by
+// rendezvous score, so first choices must be kept.
+func (a *Allocator) usesRendezvous() bool {
+	return a.opts.Strategy == ConsistentHashing || a.opts.FallbackStrategy == ConsistentHashing || a.opts.Strategy == PerNode
+}
+
+// SetCollectors replaces the collector set. Collectors are identified by name;
+// a duplicate name keeps the last entry.
+func (a *Allocator) SetCollectors(cs []Collector) Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	start := a.now()
+
+	byName := make(map[string]Collector, len(cs))
+	for _, c := range cs {
+		byName[c.Name] = c
+	}
+	next := make([]Collector, 0, len(byName))
+	for _, c := range byName {
+		next = append(next, c)
+	}
+	slices.SortFunc(next, func(x, y Collector) int { return strings.Compare(x.Name, y.Name) })
+
+	// Map old collector indices to new ones; -2 marks a collector that left.
+	newIdx := make(map[string]int32, len(next))
+	for i, c := range next {
+		newIdx[c.Name] = int32(i)
+	}
+	remap := make([]int32, len(a.collectors))
+	for i, c := range a.collectors {
+		if j, ok := newIdx[c.Name]; ok {
+			remap[i] = j
+		} else {
+			remap[i] = -2
+		}
+	}
+	oldIdx := make(map[string]bool, len(a.collectors))
+	for _, c := range a.collectors {
+		oldIdx[c.Name] = true
+	}
+	joined := make([]bool, len(next))
+	var joiners []int32
+	for i, c := range next {
+		if !oldIdx[c.Name] {
+			joined[i] = true
+			joiners = append(joiners, int32(i))
+		}
+	}
+	seeds := make([]uint64, len(next))
+	for i, c := range next {
+		seeds[i] = seed(c.Name)
+	}
+
+	rendezvous := a.usesRendezvous()
+	for _, js := range a.jobs {
+		for k, t := range js.targets {
+			if o := js.owner[k]; o >= 0 {
+				js.owner[k] = remap[o]
+			}
+			if !rendezvous {
+				continue
+			}
+			f := js.first[k]
+			if f.idx >= 0 && remap[f.idx] >= 0 {
+				// Still there: only a joiner can beat it.
+				f.idx = remap[f.idx]
+				for _, j := range joiners {
+					if c := (choice{score(t.Hash, seeds[j]), j}); c.better(f) {
+						f = c
+					}
+				}
+			} else {
+				f = best(t.Hash, seeds)
+			}
+			js.first[k] = f
+		}
+	}
+	a.collectors, a.seeds = next, seeds
+	return a.rebalance(start, joined)
+}
+
+// SetJobTargets replaces the targets of the given jobs; a job mapped to an
+// empty slice is removed, jobs not in the map are left alone. Within a job a
+// later target with the same Hash replaces an earlier one.
+func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	start := a.now()
+	rendezvous := a.usesRendezvous()
+	for job, ts := range jobs {
+		old := a.jobs[job]
+		if len(ts) == 0 {
+			delete(a.jobs, job)
+			continue
+		}
+		var prev map[uint64]int
+		if old != nil {
+			prev = make(map[uint64]int, len(old.targets))
+			for k, t := range old.targets {
+				prev[t.Hash] = k
+			}
+		}
+		// Deduplicate, newest wins, then sort for serving.
+		seen := make(map[uint64]int, len(ts))
+		uniq := make([]*Target, 0, len(ts))
+		for _, t := range ts {
+			if k, ok := seen[t.Hash]; ok {
+				uniq[k] = t
+				continue
+			}
+			seen[t.Hash] = len(uniq)
+			uniq = append(uniq, t)
+		}
+		slices.SortFunc(uniq, func(x, y *Target) int {
+			if c := strings.Compare(x.Address, y.Address); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.Hash, y.Hash)
+		})
+		js := &jobState{targets: uniq, owner: make([]int32, len(uniq))}
+		if rendezvous {
+			js.first = make([]choice, len(uniq))
+		}
+		for k, t := range uniq {
+			js.owner[k] = -1
+			if pk, ok := prev[t.Hash]; ok {
+				js.owner[k] = old.owner[pk]
+				if rendezvous {
+					js.first[k] = old.first[pk]
+				}
+			} else if rendezvous {
+				js.first[k] = best(t.Hash, a.seeds)
+			}
+		}
+		a.jobs[job] = js
+	}
+	return a.rebalance(start, make([]bool, len(a.collectors)))
+}
+
+// work is the flat view of all targets that a strategy assigns.
+type work struct {
+	targets    []*Target
+	hashes     []uint64
+	prev       []int32 // collector before the update: -1 none, -2 one that left
+	first      []choice
+	collectors []Collector
+	seeds      []uint64
+	joined     []bool // per collector: new in this update
+	eps        float64
+}
+
+// rebalance assigns every target, records the movement and publishes a
+// snapshot. a.mu must be held.
+func (a *Allocator) rebalance(start time.Time, joined []bool) Result {
+	names := make([]string, 0, len(a.jobs))
+	total := 0
+	for name, js := range a.jobs {
+		names = append(names, name)
+		total += len(js.targets)
+	}
+	slices.Sort(names)
+
+	w := &work{
+		targets:    make([]*Target, 0, total),
+		hashes:     make([]uint64, 0, total),
+		prev:       make([]int32, 0, total),
+		collectors: a.collectors,
+		seeds:      a.seeds,
+		joined:     joined,
+		eps:        a.opts.Epsilon,
+	}
+	if a.usesRendezvous() {
+		w.first = make([]choice, 0, total)
+	}
+	for _, name := range names {
+		js := a.jobs[name]
+		w.targets = append(w.targets, js.targets...)
+		for _, t := range js.targets {
+			w.hashes = append(w.hashes, t.Hash)
+		}
+		w.prev = append(w.prev, js.owner...)
+		if w.first != nil {
+			w.first = append(w.first, js.first...)
+		}
+	}
+
+	out := assign(a.opts, w)
+
+	res := Result{Targets: total, Collectors: len(a.collectors)}
+	left, joiners := 0, 0
+	prevLoad := make([]int, len(a.collectors))
+	for i, o := range out {
+		p := w.prev[i]
+		if p != -1 && o != p {
+			res.Moved++
+		}
+		switch {
+		case p == -2:
+			left++
+		case p >= 0:
+			prevLoad[p]++
+		}
+		if o < 0 {
+			res.Unassigned++
+		}
+	}
+	for _, j := range joined {
+		if j {
+			joiners++
+		}
+	}
+	res.Min = left
+	if a.opts.Strategy != PerNode && len(a.collectors) > 0 {
+		res.Min = max(res.Min, total*joiners/len(a.collectors))
+		if a.opts.Strategy == ConsistentHashing {
+			capa, over := capacity(total, len(a.collectors), a.opts.Epsilon), 0
+			for _, l := range prevLoad {
+				over += max(0, l-capa)
+			}
+			res.Min = max(res.Min, over)
+		}
+	}
+
+	// Write the assignment back.
+	i := 0
+	for _, name := range names {
+		js := a.jobs[name]
+		copy(js.owner, out[i:i+len(js.targets)])
+		i += len(js.targets)
+	}
+	res.Duration = a.now().Sub(start)
+	a.publish(res)
+	return res
+}
+
+// assign dispatches to the strategy.
+func assign(opts Options, w *work) []int32 {
+	switch opts.Strategy {
+	case LeastWeighted:
+		return leastWeighted(w, allIndices(len(w.targets)))
+	case PerNode:
+		return perNode(w, opts.FallbackStrategy)
+	default:
+		return consistent(w, allIndices(len(w.targets)))
+	}
+}
+
+func allIndices(n int) []int32 {
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	return idx
+}
+
+// consistent assigns the targets at items by bounded-load rendezvous hashing.
+func consistent(w *work, items []int32) []int32 {
+	out := make([]int32, len(w.targets))
+	for i := range out {
+		out[i] = -1
+	}
+	if len(w.collectors) == 0 || len(items) == 0 {
+		return out
+	}
+	hashes := make([]uint64, len(items))
+	first := make([]choice, len(items))
+	for k, i := range items {
+		hashes[k] = w.hashes[i]
+		first[k] = w.first[i]
+	}
+	got := bounded(hashes, first, w.seeds, capacity(len(items), len(w.collectors), w.eps))
+	for k, i := range items {
+		out[i] = got[k]
+	}
+	return out
+}
+
+// publish builds and stores the snapshot for the current state. a.mu must be
+// held (or the allocator not yet shared).
+func (a *Allocator) publish(res Result) {
+	prev := a.snap.Load()
+	a.generation++
+	a.history = append(a.history, res)
+	if len(a.history) > historySize {
+		a.history = slices.Clone(a.history[len(a.history)-historySize:])
+	}
+
+	s := &Snapshot{
+		generation: a.generation,
+		strategy:   a.opts.Strategy,
+		epsilon:    a.opts.Epsilon,
+		collectors: make([]string, len(a.collectors)),
+		collIndex:  make(map[string]int, len(a.collectors)),
+		loads:      make([]int, len(a.collectors)),
+		last:       res,
+		history:    slices.Clone(a.history),
+	}
+	for i, c := range a.collectors {
+		s.collectors[i] = c.Name
+		s.collIndex[c.Name] = i
+	}
+	s.jobs = make([]string, 0, len(a.jobs))
+	total := 0
+	for name, js := range a.jobs {
+		s.jobs = append(s.jobs, name)
+		total += len(js.targets)
+	}
+	slices.Sort(s.jobs)
+	s.jobIndex = make(map[string]int, len(s.jobs))
+	for j, name := range s.jobs {
+		s.jobIndex[name] = j
+	}
+	s.slices = make([][]*Slice, len(a.collectors))
+	for c := range s.slices {
+		s.slices[c] = make([]*Slice, len(s.jobs))
+	}
+
+	type owned struct {
+		hash  uint64
+		owner int32
+	}
+	pairs := make([]owned, 0, total)
+	counts := make([]int, len(a.collectors))
+	for j, name := range s.jobs {
+		js := a.jobs[name]
+		clear(counts)
+		for k, t := range js.targets {
+			o := js.owner[k]
+			pairs = append(pairs, owned{t.Hash, o})
+			if o < 0 {
+				s.unassigned = append(s.unassigned, t)
+				continue
+			}
+			counts[o]++
+		}
+		// One backing array per job, carved into per-collector slices that
+		// keep the job's (address) order.
+		backing := make([]*Target, 0, len(js.targets))
+		views := make([][]*Target, len(a.collectors))
+		for c, n := range counts {
+			views[c] = backing[len(backing) : len(backing) : len(backing)+n]
+			backing = backing[:len(backing)+n]
+		}
+		for k, t := range js.targets {
+			if o := js.owner[k]; o >= 0 {
+				views[o] = append(views[o], t)
+			}
+		}
+		for c, v := range views {
+			if len(v) == 0 {
+				continue
+			}
+			s.loads[c] += len(v)
+			if old := prev.sliceOrNil(a.collectors[c].Name, name); old != nil && slices.Equal(old.Targets, v) {
+				s.slices[c][j] = old
+				continue
+			}
+			a.version++
+			s.slices[c][j] = &Slice{Targets: v, Version: a.version}
+		}
+	}
+	slices.SortFunc(pairs, func(x, y owned) int { return cmp.Compare(x.hash, y.hash) })
+	s.hashes = make([]uint64, len(pairs))
+	s.owner = make([]int32, len(pairs))
+	for i, p := range pairs {
+		s.hashes[i], s.owner[i] = p.hash, p.owner
+	}
+	a.snap.Store(s)
+}
+
+func (s *Snapshot) sliceOrNil(collector, job string) *Slice {
+	if s == nil {
+		return nil
+	}
+	return s.Slice(collector, job)
+}

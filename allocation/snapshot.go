@@ -1,0 +1,126 @@
+package allocation
+
+import (
+	"slices"
+	"sort"
+)
+
+// Slice is the targets of one job assigned to one collector, in a stable order
+// (by address, then identity). A Slice is immutable. Version identifies its
+// content: a new snapshot reuses the previous *Slice, Version included, when
+// the (collector, job) pair holds exactly the same targets, so consumers can
+// cache derived data (serialized responses) per Version.
+type Slice struct {
+	Targets []*Target
+	Version uint64
+}
+
+// Snapshot is an immutable view of one assignment. All methods are safe for
+// concurrent use and never block.
+type Snapshot struct {
+	generation uint64
+	strategy   string
+	epsilon    float64
+
+	collectors []string       // sorted
+	collIndex  map[string]int // name -> index into collectors
+	jobs       []string       // sorted, jobs with at least one target
+	jobIndex   map[string]int // name -> index into jobs
+	slices     [][]*Slice     // [collector][job], nil when empty
+	loads      []int          // per collector
+
+	unassigned []*Target // targets no collector holds, by job then address
+
+	// hashes (sorted) and owner map a target identity to its collector index
+	// (-1 unassigned); a sorted array costs 12 bytes per target, a map 3x that.
+	hashes []uint64
+	owner  []int32
+
+	last    Result
+	history []Result
+}
+
+// Generation increases with every published snapshot.
+func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// Strategy is the strategy that produced the snapshot.
+func (s *Snapshot) Strategy() string { return s.strategy }
+
+// Collectors returns the collector names in sorted order. Do not modify.
+func (s *Snapshot) Collectors() []string { return s.collectors }
+
+// Jobs returns the names of the jobs that have targets, in sorted order.
+// Do not modify.
+func (s *Snapshot) Jobs() []string { return s.jobs }
+
+// HasCollector reports whether the collector is known.
+func (s *Snapshot) HasCollector(name string) bool { _, ok := s.collIndex[name]; return ok }
+
+// HasJob reports whether the job has at least one target.
+func (s *Snapshot) HasJob(job string) bool { _, ok := s.jobIndex[job]; return ok }
+
+// Slice returns the targets of job assigned to collector, or nil when there
+// are none (unknown collector or job included). It is O(1) and allocation-free.
+func (s *Snapshot) Slice(collector, job string) *Slice {
+	c, ok := s.collIndex[collector]
+	if !ok {
+		return nil
+	}
+	j, ok := s.jobIndex[job]
+	if !ok {
+		return nil
+	}
+	return s.slices[c][j]
+}
+
+// Load returns the number of targets assigned to the collector.
+func (s *Snapshot) Load(collector string) int {
+	if c, ok := s.collIndex[collector]; ok {
+		return s.loads[c]
+	}
+	return 0
+}
+
+// Loads returns the number of targets per collector, in the order of Collectors.
+func (s *Snapshot) Loads() []int { return slices.Clone(s.loads) }
+
+// Targets returns the number of targets, assigned or not.
+func (s *Snapshot) Targets() int { return len(s.hashes) }
+
+// Unassigned returns the targets no collector holds. Do not modify.
+func (s *Snapshot) Unassigned() []*Target { return s.unassigned }
+
+// Balance returns the busiest collector's load over the mean load, 1 for a
+// perfect balance and 0 when there are no targets or collectors.
+func (s *Snapshot) Balance() float64 { return balance(s.loads) }
+
+// Lookup returns the collector a target identity is assigned to.
+// ok is false for an unknown or unassigned target.
+func (s *Snapshot) Lookup(hash uint64) (collector string, ok bool) {
+	i := sort.Search(len(s.hashes), func(i int) bool { return s.hashes[i] >= hash })
+	if i == len(s.hashes) || s.hashes[i] != hash || s.owner[i] < 0 {
+		return "", false
+	}
+	return s.collectors[s.owner[i]], true
+}
+
+// Last describes the update that produced this snapshot.
+func (s *Snapshot) Last() Result { return s.last }
+
+// History returns the most recent updates, oldest first. Do not modify.
+func (s *Snapshot) History() []Result { return s.history }
+
+func balance(loads []int) float64 {
+	if len(loads) == 0 {
+		return 0
+	}
+	total, peak := 0, 0
+	for _, l := range loads {
+		total += l
+		peak = max(peak, l)
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(peak) * float64(len(loads)) / float64(total)
+}
