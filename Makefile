@@ -74,7 +74,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/, and the monitoring CRDs for tests.
 	@if ls apis/*/*.go >/dev/null 2>&1 && grep -qr 'kubebuilder:object:root' apis; then \
-	  $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./apis/... output:crd:artifacts:config=config/crd/bases; fi
+	  $(CONTROLLER_GEN) crd:crdVersions=v1,generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=config/crd/bases; fi
 	@if [ -d internal/controller ] && grep -qr 'kubebuilder:rbac' internal/controller; then \
 	  $(CONTROLLER_GEN) rbac:roleName=shardwise-operator paths=./internal/controller/... output:rbac:artifacts:config=config/rbac; fi
 	$(MAKE) --no-print-directory monitoring-crds

@@ -1,0 +1,196 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/shardwise/shardwise/apis/v1beta1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=ta;tas
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".status.image"
+// +kubebuilder:printcolumn:name="Management",type="string",JSONPath=".spec.managementState",description="Management state",priority=1
+
+// TargetAllocator is a target allocator: it discovers Prometheus targets and
+// assigns each to exactly one collector of the collectors it selects.
+type TargetAllocator struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired allocator.
+	// +optional
+	Spec TargetAllocatorSpec `json:"spec,omitempty"`
+	// status is the observed state of the allocator.
+	// +optional
+	Status TargetAllocatorStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TargetAllocatorList is a list of TargetAllocator.
+type TargetAllocatorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TargetAllocator `json:"items"`
+}
+
+// +kubebuilder:validation:XValidation:rule="!has(self.allocationStrategy) || self.allocationStrategy != 'per-node'",message="allocationStrategy per-node needs a daemonset collector, which shardwise does not support yet"
+// +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.podSecurityContext)",message="podSecurityContext is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts)",message="volumeMounts is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports)",message="ports is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.envFrom)",message="envFrom is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.volumes)",message="volumes is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle)",message="lifecycle is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds)",message="terminationGracePeriodSeconds is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.hostNetwork)",message="hostNetwork is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.hostPID)",message="hostPID is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.shareProcessNamespace)",message="shareProcessNamespace is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassName)",message="priorityClassName is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.initContainers)",message="initContainers is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.additionalContainers)",message="additionalContainers is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.podDnsConfig)",message="podDnsConfig is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.dnsPolicy)",message="dnsPolicy is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilies)",message="ipFamilies is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilyPolicy)",message="ipFamilyPolicy is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.trafficDistribution)",message="trafficDistribution is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.args)",message="args is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.global)",message="global is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.weightOverrides)",message="weightOverrides is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe)",message="livenessProbe is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe)",message="readinessProbe is an upstream field shardwise does not support; remove it"
+
+// TargetAllocatorSpec is the desired state of a TargetAllocator.
+type TargetAllocatorSpec struct {
+	// managementState says whether the operator reconciles this allocator.
+	// +optional
+	// +kubebuilder:default:=managed
+	ManagementState v1beta1.ManagementStateType `json:"managementState,omitempty"`
+	// replicas is the number of allocator pods.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+	// image is the allocator image; empty means the operator's default.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// imagePullPolicy of the allocator container.
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// serviceAccount names an existing service account for the allocator pods.
+	// When set, the operator creates no service account and no RBAC for it.
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// resources of the allocator container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// env of the allocator container.
+	// +optional
+	// +listType=atomic
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// nodeSelector schedules the allocator pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// tolerations of the allocator pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// affinity of the allocator pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// podAnnotations are added to the allocator pods.
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	// podDisruptionBudget of the allocator; by default one pod may be unavailable.
+	// +optional
+	PodDisruptionBudget *v1beta1.PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+	// allocationStrategy is how targets are assigned to collectors.
+	// +optional
+	// +kubebuilder:default:=consistent-hashing
+	AllocationStrategy v1beta1.TargetAllocatorAllocationStrategy `json:"allocationStrategy,omitempty"`
+	// filterStrategy is how targets are filtered before assignment.
+	// +optional
+	// +kubebuilder:default:=relabel-config
+	FilterStrategy v1beta1.TargetAllocatorFilterStrategy `json:"filterStrategy,omitempty"`
+	// scrapeConfigs are Prometheus scrape configurations, in Prometheus' format.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ScrapeConfigs []v1beta1.AnyConfig `json:"scrapeConfigs,omitempty"`
+	// prometheusCR configures discovery of prometheus-operator resources.
+	// +optional
+	PrometheusCR v1beta1.TargetAllocatorPrometheusCR `json:"prometheusCR,omitempty"`
+	// collectorNotReadyGracePeriod is how long a not-ready collector keeps its targets.
+	// +optional
+	// +kubebuilder:default:="30s"
+	// +kubebuilder:validation:Format:=duration
+	CollectorNotReadyGracePeriod *metav1.Duration `json:"collectorNotReadyGracePeriod,omitempty"`
+	// allowInsecureAuthSecrets serves secrets in scrape configs over plain HTTP.
+	// +optional
+	AllowInsecureAuthSecrets bool `json:"allowInsecureAuthSecrets,omitempty"`
+
+	v1beta1.UnsupportedPodFields `json:",inline"`
+
+	// args is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Args *runtime.RawExtension `json:"args,omitempty"`
+	// global is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Global *runtime.RawExtension `json:"global,omitempty"`
+	// observability is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Observability *runtime.RawExtension `json:"observability,omitempty"`
+	// networkPolicy is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
+	// weightOverrides is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	WeightOverrides *runtime.RawExtension `json:"weightOverrides,omitempty"`
+	// livenessProbe is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	LivenessProbe *runtime.RawExtension `json:"livenessProbe,omitempty"`
+	// readinessProbe is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ReadinessProbe *runtime.RawExtension `json:"readinessProbe,omitempty"`
+}
+
+// TargetAllocatorStatus is the observed state of a TargetAllocator.
+type TargetAllocatorStatus struct {
+	// version of the allocator, when known.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// image of the allocator container.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions are the latest observations; Ready says whether every
+	// desired object is in place.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}

@@ -1,0 +1,211 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+type (
+	// TargetAllocatorAllocationStrategy is how the allocator assigns targets to collectors.
+	// +kubebuilder:validation:Enum=least-weighted;consistent-hashing;per-node
+	TargetAllocatorAllocationStrategy string
+	// TargetAllocatorFilterStrategy is how the allocator filters targets before assigning them.
+	// +kubebuilder:validation:Enum="";none;relabel-config
+	TargetAllocatorFilterStrategy string
+)
+
+// The allocation and filter strategies of the upstream API.
+const (
+	TargetAllocatorAllocationStrategyLeastWeighted     TargetAllocatorAllocationStrategy = "least-weighted"
+	TargetAllocatorAllocationStrategyConsistentHashing TargetAllocatorAllocationStrategy = "consistent-hashing"
+	TargetAllocatorAllocationStrategyPerNode           TargetAllocatorAllocationStrategy = "per-node"
+	TargetAllocatorFilterStrategyRelabelConfig         TargetAllocatorFilterStrategy     = "relabel-config"
+	TargetAllocatorFilterStrategyNone                  TargetAllocatorFilterStrategy     = "none"
+)
+
+// +kubebuilder:validation:XValidation:rule="!has(self.secretNamespaces)",message="secretNamespaces is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.denyFSAccessThroughSMs)",message="denyFSAccessThroughSMs is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.evaluationInterval)",message="evaluationInterval is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.scrapeProtocols)",message="scrapeProtocols is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.scrapeClasses)",message="scrapeClasses is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.allowNamespaces) || !has(self.denyNamespaces)",message="allowNamespaces and denyNamespaces are mutually exclusive"
+
+// TargetAllocatorPrometheusCR configures discovery of prometheus-operator
+// resources (ServiceMonitor, PodMonitor, Probe, ScrapeConfig) by the allocator.
+type TargetAllocatorPrometheusCR struct {
+	// enabled turns discovery of prometheus-operator resources on.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// allowNamespaces limits discovery to these namespaces. Mutually exclusive with denyNamespaces.
+	// +optional
+	// +listType=atomic
+	AllowNamespaces []string `json:"allowNamespaces,omitempty"`
+	// denyNamespaces excludes these namespaces from discovery. Mutually exclusive with allowNamespaces.
+	// +optional
+	// +listType=atomic
+	DenyNamespaces []string `json:"denyNamespaces,omitempty"`
+	// scrapeInterval is the default scrape interval; the resources' own intervals override it.
+	// +optional
+	// +kubebuilder:default:="30s"
+	// +kubebuilder:validation:Format:=duration
+	ScrapeInterval *metav1.Duration `json:"scrapeInterval,omitempty"`
+	// podMonitorSelector selects PodMonitors. Null matches none, empty matches all.
+	// +optional
+	PodMonitorSelector *metav1.LabelSelector `json:"podMonitorSelector,omitempty"`
+	// podMonitorNamespaceSelector selects the namespaces of PodMonitors.
+	// +optional
+	// +kubebuilder:default:={}
+	PodMonitorNamespaceSelector *metav1.LabelSelector `json:"podMonitorNamespaceSelector,omitempty"`
+	// serviceMonitorSelector selects ServiceMonitors. Null matches none, empty matches all.
+	// +optional
+	ServiceMonitorSelector *metav1.LabelSelector `json:"serviceMonitorSelector,omitempty"`
+	// serviceMonitorNamespaceSelector selects the namespaces of ServiceMonitors.
+	// +optional
+	// +kubebuilder:default:={}
+	ServiceMonitorNamespaceSelector *metav1.LabelSelector `json:"serviceMonitorNamespaceSelector,omitempty"`
+	// scrapeConfigSelector selects ScrapeConfigs. Null matches none, empty matches all.
+	// +optional
+	ScrapeConfigSelector *metav1.LabelSelector `json:"scrapeConfigSelector,omitempty"`
+	// scrapeConfigNamespaceSelector selects the namespaces of ScrapeConfigs.
+	// +optional
+	// +kubebuilder:default:={}
+	ScrapeConfigNamespaceSelector *metav1.LabelSelector `json:"scrapeConfigNamespaceSelector,omitempty"`
+	// probeSelector selects Probes. Null matches none, empty matches all.
+	// +optional
+	ProbeSelector *metav1.LabelSelector `json:"probeSelector,omitempty"`
+	// probeNamespaceSelector selects the namespaces of Probes.
+	// +optional
+	// +kubebuilder:default:={}
+	ProbeNamespaceSelector *metav1.LabelSelector `json:"probeNamespaceSelector,omitempty"`
+
+	// secretNamespaces is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SecretNamespaces *runtime.RawExtension `json:"secretNamespaces,omitempty"`
+	// denyFSAccessThroughSMs is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	DenyFSAccessThroughSMs *runtime.RawExtension `json:"denyFSAccessThroughSMs,omitempty"`
+	// evaluationInterval is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	EvaluationInterval *runtime.RawExtension `json:"evaluationInterval,omitempty"`
+	// scrapeProtocols is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ScrapeProtocols *runtime.RawExtension `json:"scrapeProtocols,omitempty"`
+	// scrapeClasses is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ScrapeClasses *runtime.RawExtension `json:"scrapeClasses,omitempty"`
+}
+
+// +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.podSecurityContext)",message="podSecurityContext is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.mtls)",message="mtls is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.telemetry)",message="telemetry is an upstream field shardwise does not support; remove it"
+
+// TargetAllocatorEmbedded configures the target allocator of a collector.
+type TargetAllocatorEmbedded struct {
+	// enabled deploys a target allocator for the collector's prometheus receiver.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// replicas is the number of allocator pods. Replicas serve identical
+	// assignments, so more than one is safe with every strategy.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+	// image is the allocator image; empty means the operator's default.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// allocationStrategy is how targets are assigned to collectors.
+	// +optional
+	// +kubebuilder:default:=consistent-hashing
+	AllocationStrategy TargetAllocatorAllocationStrategy `json:"allocationStrategy,omitempty"`
+	// filterStrategy is how targets are filtered before assignment: relabel-config
+	// drops targets the job's relabel_configs drop; none (or empty) keeps all.
+	// +optional
+	// +kubebuilder:default:=relabel-config
+	FilterStrategy TargetAllocatorFilterStrategy `json:"filterStrategy,omitempty"`
+	// serviceAccount names an existing service account for the allocator pods.
+	// When set, the operator creates no service account and no RBAC for it.
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// nodeSelector schedules the allocator pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// resources of the allocator container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// affinity of the allocator pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// tolerations of the allocator pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// env of the allocator container.
+	// +optional
+	// +listType=atomic
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// prometheusCR configures discovery of prometheus-operator resources.
+	// +optional
+	PrometheusCR TargetAllocatorPrometheusCR `json:"prometheusCR,omitempty"`
+	// podDisruptionBudget of the allocator; by default one pod may be unavailable.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+	// allowInsecureAuthSecrets serves secrets in scrape configs over plain HTTP.
+	// Only for endpoints protected by a service mesh or similar.
+	// +optional
+	AllowInsecureAuthSecrets bool `json:"allowInsecureAuthSecrets,omitempty"`
+	// collectorNotReadyGracePeriod is how long a not-ready collector keeps its targets.
+	// +optional
+	// +kubebuilder:default:="30s"
+	// +kubebuilder:validation:Format:=duration
+	CollectorNotReadyGracePeriod *metav1.Duration `json:"collectorNotReadyGracePeriod,omitempty"`
+	// collectorTargetReloadInterval is how often the collectors' prometheus
+	// receivers poll the allocator for their targets.
+	// +optional
+	// +kubebuilder:default:="30s"
+	// +kubebuilder:validation:Format:=duration
+	CollectorTargetReloadInterval *metav1.Duration `json:"collectorTargetReloadInterval,omitempty"`
+
+	// securityContext is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SecurityContext *runtime.RawExtension `json:"securityContext,omitempty"`
+	// podSecurityContext is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	PodSecurityContext *runtime.RawExtension `json:"podSecurityContext,omitempty"`
+	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	TopologySpreadConstraints *runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
+	// observability is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Observability *runtime.RawExtension `json:"observability,omitempty"`
+	// mtls is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Mtls *runtime.RawExtension `json:"mtls,omitempty"`
+	// telemetry is not supported by shardwise: setting it is rejected.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Telemetry *runtime.RawExtension `json:"telemetry,omitempty"`
+}
