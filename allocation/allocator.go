@@ -26,6 +26,10 @@ type Allocator struct {
 	generation uint64
 	version    uint64 // last Slice version handed out
 	history    []Result
+	// byHash lists target identities in increasing order with their index in
+	// the job-ordered flat view; rebuilt only when targets change, since
+	// collector changes do not reorder it. nil means stale.
+	byHash *hashIndex
 
 	snap atomic.Pointer[Snapshot] // the latest published snapshot
 	now  func() time.Time
@@ -216,6 +220,7 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 		}
 		a.jobs[job] = js
 	}
+	a.byHash = nil
 	return a.rebalance(start, make([]bool, len(a.collectors)))
 }
 
@@ -397,18 +402,17 @@ func (a *Allocator) publish(res Result) {
 		s.slices[c] = make([]*Slice, len(s.jobs))
 	}
 
-	type owned struct {
-		hash  uint64
-		owner int32
+	if a.byHash == nil {
+		a.byHash = newHashIndex(s.jobs, a.jobs, total)
 	}
-	pairs := make([]owned, 0, total)
+	flatOwner := make([]int32, 0, total)
 	counts := make([]int, len(a.collectors))
 	for j, name := range s.jobs {
 		js := a.jobs[name]
 		clear(counts)
+		flatOwner = append(flatOwner, js.owner...)
 		for k, t := range js.targets {
 			o := js.owner[k]
-			pairs = append(pairs, owned{t.Hash, o})
 			if o < 0 {
 				s.unassigned = append(s.unassigned, t)
 				continue
@@ -441,13 +445,39 @@ func (a *Allocator) publish(res Result) {
 			s.slices[c][j] = &Slice{Targets: v, Version: a.version}
 		}
 	}
-	slices.SortFunc(pairs, func(x, y owned) int { return cmp.Compare(x.hash, y.hash) })
-	s.hashes = make([]uint64, len(pairs))
-	s.owner = make([]int32, len(pairs))
-	for i, p := range pairs {
-		s.hashes[i], s.owner[i] = p.hash, p.owner
+	s.hashes = a.byHash.hashes
+	s.owner = make([]int32, len(flatOwner))
+	for i, p := range a.byHash.pos {
+		s.owner[i] = flatOwner[p]
 	}
 	a.snap.Store(s)
+}
+
+// hashIndex is the targets' identities in increasing order, each with its
+// position in the flat view (jobs in name order, each job's targets in its
+// order). It is immutable once built and shared by snapshots.
+type hashIndex struct {
+	hashes []uint64
+	pos    []int32
+}
+
+func newHashIndex(names []string, jobs map[string]*jobState, total int) *hashIndex {
+	type entry struct {
+		hash uint64
+		pos  int32
+	}
+	entries := make([]entry, 0, total)
+	for _, name := range names {
+		for _, t := range jobs[name].targets {
+			entries = append(entries, entry{t.Hash, int32(len(entries))})
+		}
+	}
+	slices.SortFunc(entries, func(x, y entry) int { return cmp.Compare(x.hash, y.hash) })
+	idx := &hashIndex{hashes: make([]uint64, len(entries)), pos: make([]int32, len(entries))}
+	for i, e := range entries {
+		idx.hashes[i], idx.pos[i] = e.hash, e.pos
+	}
+	return idx
 }
 
 func (s *Snapshot) sliceOrNil(collector, job string) *Slice {

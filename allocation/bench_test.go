@@ -1,0 +1,89 @@
+package allocation
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkAssign is the first assignment of T targets to N collectors.
+func BenchmarkAssign(b *testing.B) {
+	for _, tc := range []struct{ targets, n int }{{10000, 100}, {100000, 100}} {
+		targets := makeTargets(tc.targets, 100, "b")
+		collectors := makeCollectors(tc.n)
+		b.Run("targets="+strconv.Itoa(tc.targets)+"/n="+strconv.Itoa(tc.n), func(b *testing.B) {
+			b.ReportAllocs()
+			var a *Allocator
+			for b.Loop() {
+				a = mustNew(b, Options{})
+				a.SetJobTargets(targets)
+				a.SetCollectors(collectors)
+			}
+			b.ReportMetric(a.Snapshot().Balance(), "max/mean")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tc.targets), "ns/target")
+		})
+	}
+}
+
+// BenchmarkJoin is one collector joining N, and leaving again, at T targets.
+func BenchmarkJoin(b *testing.B) {
+	for _, targets := range []int{10000, 100000} {
+		for _, n := range []int{3, 10, 30, 100} {
+			b.Run("targets="+strconv.Itoa(targets)+"/n="+strconv.Itoa(n), func(b *testing.B) {
+				a := mustNew(b, Options{})
+				a.SetJobTargets(makeTargets(targets, 100, "j"))
+				small, large := makeCollectors(n), makeCollectors(n+1)
+				a.SetCollectors(small)
+				balance := a.Snapshot().Balance()
+				var join, leave Result
+				b.ReportAllocs()
+				for b.Loop() {
+					join = a.SetCollectors(large)
+					leave = a.SetCollectors(small)
+				}
+				b.ReportMetric(balance, "max/mean")
+				b.ReportMetric(float64(join.Moved)/float64(join.Min), "moved/optimal")
+				b.ReportMetric(float64(leave.Moved)/float64(leave.Min), "leave-moved/optimal")
+				b.ReportMetric(float64(join.Duration.Nanoseconds())/1e6, "join-ms")
+			})
+		}
+	}
+}
+
+// BenchmarkMemory reports the allocator's own bytes per target: everything
+// retained beyond the Target values and their labels.
+func BenchmarkMemory(b *testing.B) {
+	const targets = 100000
+	ts := makeTargets(targets, 100, "mem")
+	collectors := makeCollectors(100)
+	var perTarget float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		a := mustNew(b, Options{})
+		a.SetJobTargets(ts)
+		a.SetCollectors(collectors)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perTarget = float64(after.HeapAlloc-before.HeapAlloc) / targets
+		runtime.KeepAlive(a)
+	}
+	b.ReportMetric(perTarget, "B/target")
+}
+
+// BenchmarkSliceRead is the read path of the HTTP API: one (collector, job).
+func BenchmarkSliceRead(b *testing.B) {
+	a := mustNew(b, Options{})
+	a.SetJobTargets(makeTargets(100000, 100, "r"))
+	a.SetCollectors(makeCollectors(10))
+	s := a.Snapshot()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n += len(s.Slice("collector-7", "job-42").Targets)
+	}
+	if n == 0 {
+		b.Fatal("empty slice")
+	}
+}
