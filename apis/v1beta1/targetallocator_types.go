@@ -24,11 +24,7 @@ const (
 	TargetAllocatorFilterStrategyNone                  TargetAllocatorFilterStrategy     = "none"
 )
 
-// +kubebuilder:validation:XValidation:rule="!has(self.secretNamespaces)",message="secretNamespaces is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.denyFSAccessThroughSMs)",message="denyFSAccessThroughSMs is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.evaluationInterval)",message="evaluationInterval is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.scrapeProtocols)",message="scrapeProtocols is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.scrapeClasses)",message="scrapeClasses is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.allowNamespaces) || !has(self.denyNamespaces)",message="allowNamespaces and denyNamespaces are mutually exclusive"
 
 // TargetAllocatorPrometheusCR configures discovery of prometheus-operator
@@ -79,31 +75,31 @@ type TargetAllocatorPrometheusCR struct {
 	// +kubebuilder:default:={}
 	ProbeNamespaceSelector *metav1.LabelSelector `json:"probeNamespaceSelector,omitempty"`
 
-	// secretNamespaces is not supported by shardwise: setting it is rejected.
+	// secretNamespaces are the namespaces from which referenced Secrets and
+	// ConfigMaps are read; empty means the allocator's own namespace.
 	// +optional
-	// +kubebuilder:validation:Schemaless
+	// +listType=atomic
+	SecretNamespaces []string `json:"secretNamespaces,omitempty"`
+	// evaluationInterval is the default rule evaluation interval.
+	// +optional
+	// +kubebuilder:default:="30s"
+	// +kubebuilder:validation:Format:=duration
+	EvaluationInterval *metav1.Duration `json:"evaluationInterval,omitempty"`
+	// scrapeProtocols are the protocols to negotiate, most preferred first.
+	// +optional
+	// +listType=atomic
+	ScrapeProtocols []string `json:"scrapeProtocols,omitempty"`
+	// scrapeClasses are prometheus-operator ScrapeClass objects that monitors can reference.
+	// +optional
+	// +listType=atomic
 	// +kubebuilder:pruning:PreserveUnknownFields
-	SecretNamespaces *runtime.RawExtension `json:"secretNamespaces,omitempty"`
+	ScrapeClasses []AnyConfig `json:"scrapeClasses,omitempty"`
+
 	// denyFSAccessThroughSMs is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	DenyFSAccessThroughSMs *runtime.RawExtension `json:"denyFSAccessThroughSMs,omitempty"`
-	// evaluationInterval is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	EvaluationInterval *runtime.RawExtension `json:"evaluationInterval,omitempty"`
-	// scrapeProtocols is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	ScrapeProtocols *runtime.RawExtension `json:"scrapeProtocols,omitempty"`
-	// scrapeClasses is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	ScrapeClasses *runtime.RawExtension `json:"scrapeClasses,omitempty"`
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"

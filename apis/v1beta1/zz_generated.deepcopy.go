@@ -538,26 +538,28 @@ func (in *TargetAllocatorPrometheusCR) DeepCopyInto(out *TargetAllocatorPromethe
 	}
 	if in.SecretNamespaces != nil {
 		in, out := &in.SecretNamespaces, &out.SecretNamespaces
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
-	}
-	if in.DenyFSAccessThroughSMs != nil {
-		in, out := &in.DenyFSAccessThroughSMs, &out.DenyFSAccessThroughSMs
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.EvaluationInterval != nil {
 		in, out := &in.EvaluationInterval, &out.EvaluationInterval
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(metav1.Duration)
+		**out = **in
 	}
 	if in.ScrapeProtocols != nil {
 		in, out := &in.ScrapeProtocols, &out.ScrapeProtocols
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.ScrapeClasses != nil {
 		in, out := &in.ScrapeClasses, &out.ScrapeClasses
+		*out = make([]AnyConfig, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
+	if in.DenyFSAccessThroughSMs != nil {
+		in, out := &in.DenyFSAccessThroughSMs, &out.DenyFSAccessThroughSMs
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}

@@ -1,0 +1,250 @@
+package manifests_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/manifests"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var settings = manifests.Settings{
+	CollectorImage:       "otel/opentelemetry-collector-contrib:0.165.0",
+	TargetAllocatorImage: "ghcr.io/shardwise/allocator:dev",
+}
+
+// upstreamExample is the OpenTelemetry Operator's README example of a
+// collector with a target allocator, with the fields the API server defaults
+// written out, since these tests run without one.
+const upstreamExample = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: collector-with-ta
+  namespace: observability
+spec:
+  mode: statefulset
+  targetAllocator:
+    enabled: true
+    allocationStrategy: consistent-hashing
+    filterStrategy: relabel-config
+  config:
+    receivers:
+      prometheus:
+        config:
+          scrape_configs:
+          - job_name: 'otel-collector'
+            scrape_interval: 10s
+            static_configs:
+            - targets: [ '0.0.0.0:8888' ]
+            metric_relabel_configs:
+            - action: labeldrop
+              regex: (id|name)
+              replacement: $$1
+    exporters:
+      debug: {}
+    service:
+      pipelines:
+        metrics:
+          receivers: [prometheus]
+          exporters: [debug]
+`
+
+func decodeCollector(t *testing.T, doc string) *v1beta1.OpenTelemetryCollector {
+	t.Helper()
+	var c v1beta1.OpenTelemetryCollector
+	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &c))
+	return &c
+}
+
+func render(t *testing.T, objs []client.Object) string {
+	t.Helper()
+	var b strings.Builder
+	for i, o := range objs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		// Status is not desired state: leave it out of the golden files.
+		y, err := yaml.Marshal(o)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, yaml.Unmarshal(y, &m))
+		delete(m, "status")
+		y, err = yaml.Marshal(m)
+		require.NoError(t, err)
+		b.Write(y)
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden.yaml")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./internal/manifests -update to create it")
+	require.Equal(t, string(want), got)
+}
+
+func TestBuildCollectorGolden(t *testing.T) {
+	t.Parallel()
+	otlp := strings.Replace(upstreamExample, "    exporters:\n      debug: {}", `      otlp:
+        protocols:
+          grpc: {}
+          http:
+            endpoint: 0.0.0.0:4319
+      zipkin: {}
+      unused:
+        endpoint: 0.0.0.0:9999
+    exporters:
+      debug: {}`, 1)
+	otlp = strings.Replace(otlp, "receivers: [prometheus]", "receivers: [prometheus, otlp, zipkin]", 1)
+	disabled := strings.Replace(upstreamExample, "enabled: true", "enabled: false", 1)
+	labelled := strings.Replace(upstreamExample, "  namespace: observability\n", "  namespace: observability\n  labels:\n    opentelemetry.io/target-allocator: shared\n", 1)
+	tuned := strings.Replace(upstreamExample, "  targetAllocator:\n", `  replicas: 3
+  image: example.com/otelcol:1
+  serviceAccount: existing
+  podManagementPolicy: OrderedReady
+  args:
+    feature-gates: +foo
+  podAnnotations:
+    team: a
+  env:
+  - name: GOMEMLIMIT
+    value: 100MiB
+  targetAllocator:
+    collectorTargetReloadInterval: 15s
+`, 1)
+	for _, tc := range []struct{ name, doc string }{
+		{"upstream-example", upstreamExample},
+		{"listening-receivers", otlp},
+		{"allocator-disabled", disabled},
+		{"existing-allocator", labelled},
+		{"tuned", tuned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := manifests.BuildCollector(decodeCollector(t, tc.doc), settings)
+			require.NoError(t, err)
+			golden(t, "collector-"+tc.name, render(t, got.Objects))
+		})
+	}
+}
+
+func TestBuildCollectorErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, from, to string
+		want           error
+	}{
+		{"no prometheus receiver", "      prometheus:\n", "      prometheus/other:\n", manifests.ErrNoPrometheusReceiver},
+		{"scrape_configs not a list", "          scrape_configs:\n", "          scrape_configs: {}\n          ignored:\n", manifests.ErrInvalidConfig},
+		{"receiver config not an object", "      prometheus:\n        config:\n", "      prometheus:\n        config: 3\n        ignored:\n", manifests.ErrInvalidConfig},
+		{"mode deployment", "mode: statefulset", "mode: deployment", manifests.ErrModeUnsupported},
+		{"mode daemonset", "mode: statefulset", "mode: daemonset", manifests.ErrModeUnsupported},
+		{"mode sidecar", "mode: statefulset", "mode: sidecar", manifests.ErrModeUnsupported},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc := strings.Replace(upstreamExample, tc.from, tc.to, 1)
+			require.NotEqual(t, upstreamExample, doc)
+			_, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+// TestConfigHashFollowsConfig checks that a config change renames the
+// ConfigMap and changes the pod-template hash, and that an unrelated change
+// does not.
+func TestConfigHashFollowsConfig(t *testing.T) {
+	t.Parallel()
+	base, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings)
+	require.NoError(t, err)
+	changed, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "10s", "20s", 1)), settings)
+	require.NoError(t, err)
+	same, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "mode: statefulset", "mode: statefulset\n  replicas: 5", 1)), settings)
+	require.NoError(t, err)
+	require.Equal(t, base.ConfigHash, same.ConfigHash)
+	// The scrape configs go to the allocator, not the collector: the interval
+	// change is in the TargetAllocator, and the collector config is unchanged.
+	require.Equal(t, base.ConfigHash, changed.ConfigHash)
+	exporter, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "debug: {}", "debug: {verbosity: detailed}", 1)), settings)
+	require.NoError(t, err)
+	require.NotEqual(t, base.ConfigHash, exporter.ConfigHash)
+	require.NotEqual(t, base.Objects[0].GetName(), exporter.Objects[0].GetName())
+}
+
+func allocatorFromExample(t *testing.T, doc string) *v1alpha1.TargetAllocator {
+	t.Helper()
+	c, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+	require.NoError(t, err)
+	for _, o := range c.Objects {
+		if ta, ok := o.(*v1alpha1.TargetAllocator); ok {
+			return ta
+		}
+	}
+	require.FailNow(t, "no TargetAllocator built")
+	return nil
+}
+
+func TestBuildTargetAllocatorGolden(t *testing.T) {
+	t.Parallel()
+	promCR := strings.Replace(upstreamExample, "    filterStrategy: relabel-config\n", `    filterStrategy: relabel-config
+    allowInsecureAuthSecrets: true
+    prometheusCR:
+      enabled: true
+      scrapeInterval: 1m
+      serviceMonitorSelector:
+        matchLabels:
+          team: a
+      serviceMonitorNamespaceSelector: {}
+      podMonitorSelector: {}
+`, 1)
+	for _, tc := range []struct{ name, doc string }{
+		{"upstream-example", upstreamExample},
+		{"prometheus-cr", promCR},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ta := allocatorFromExample(t, tc.doc)
+			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
+			require.NoError(t, err)
+			golden(t, "targetallocator-"+tc.name, render(t, append(got.Objects, got.ClusterObjects...)))
+		})
+	}
+}
+
+// TestAllocatorConfigLoads checks the rendered targetallocator.yaml against
+// the allocator's own parser: the keys and the selector are understood, and
+// the collector's $$ escapes are undone.
+func TestAllocatorConfigLoads(t *testing.T) {
+	t.Parallel()
+	ta := allocatorFromExample(t, upstreamExample)
+	sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+	rendered, err := manifests.RenderAllocatorConfig(ta, sel, nil)
+	require.NoError(t, err)
+	cfg, err := discovery.ParseConfig([]byte(rendered))
+	require.NoError(t, err)
+	require.Equal(t, "observability", cfg.Collector.CollectorNamespace)
+	require.Equal(t, sel, cfg.Collector.CollectorSelector.MatchLabels)
+	require.Equal(t, discovery.FilterRelabelConfig, cfg.FilterStrategy)
+	require.NotNil(t, cfg.PromConfig)
+	require.Contains(t, rendered, "replacement: $1\n")
+	require.NotContains(t, rendered, "$$")
+}
