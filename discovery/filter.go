@@ -1,0 +1,465 @@
+package discovery
+
+import (
+	"cmp"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/common/model"
+	promconfig "github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
+
+	"github.com/shardwise/shardwise/allocation"
+)
+
+// Labels that carry the node a target runs on, in order of preference.
+const (
+	labelPodNode                = "__meta_kubernetes_pod_node_name"
+	labelNodeName               = "__meta_kubernetes_node_name"
+	labelEndpointNode           = "__meta_kubernetes_endpoint_node_name"
+	labelEndpointSliceTarget    = "__meta_kubernetes_endpointslice_address_target_name"
+	labelEndpointSliceTargetKnd = "__meta_kubernetes_endpointslice_address_target_kind"
+	shardHashLabel              = "__tmp_hash"
+	shardPlaceholder            = "$(SHARD)"
+)
+
+// Filter turns each job's target groups into targets: it merges group and
+// target labels, applies the job's relabel_configs (strategy
+// FilterRelabelConfig) and computes the target identity. It remembers the
+// previous pass per job, so a job whose groups did not change costs nothing
+// and a target whose discovered labels did not change is reused as is.
+//
+// A Filter is not safe for concurrent use; it parallelises internally across
+// jobs.
+type Filter struct {
+	relabel bool
+	jobs    map[string]*filterJob // guarded by the single owner
+	pool    sync.Pool             // *worker
+}
+
+// filterJob is the state of one job across passes.
+type filterJob struct {
+	cfg     *promconfig.ScrapeConfig
+	rules   []*relabel.Config // relabel_configs with the sharding rule removed
+	seeds   []labels.Label    // scrape-config labels set where absent
+	groups  map[*targetgroup.Group]struct{}
+	byLabel map[uint64]*allocation.Target // previous targets by discovered-labels hash
+	out     []*allocation.Target          // previous result, sorted by Hash
+	dirty   bool                          // config changed since the last pass
+}
+
+// NewFilter returns a Filter for the strategy FilterRelabelConfig (also when
+// empty) or FilterNone.
+func NewFilter(strategy string) *Filter {
+	f := &Filter{relabel: strategy != FilterNone, jobs: map[string]*filterJob{}}
+	f.pool.New = func() any { return &worker{} }
+	return f
+}
+
+// ApplyConfig sets the jobs. A job whose scrape config changed is recomputed
+// on the next pass; a removed job is forgotten and reported with no targets by
+// the next Process.
+func (f *Filter) ApplyConfig(jobs map[string]*promconfig.ScrapeConfig) {
+	for name, j := range f.jobs {
+		if _, ok := jobs[name]; !ok {
+			j.cfg = nil
+			j.dirty = true
+		}
+	}
+	for name, sc := range jobs {
+		j := f.jobs[name]
+		if j != nil && j.cfg != nil && sameScrapeConfig(j.cfg, sc) {
+			continue
+		}
+		if j == nil {
+			j = &filterJob{}
+			f.jobs[name] = j
+		}
+		j.cfg = sc
+		j.rules = neutraliseSharding(sc.RelabelConfigs)
+		j.seeds = seeds(sc)
+		j.groups = nil
+		j.byLabel = nil
+		j.dirty = true
+	}
+}
+
+// Process runs one pass over the groups of every job (as sent by Prometheus'
+// discovery manager: all jobs, all groups) and returns the jobs whose target
+// set changed: an empty slice means the job now has no targets. Slices are
+// sorted by Hash and must not be modified.
+func (f *Filter) Process(groups map[string][]*targetgroup.Group) map[string][]*allocation.Target {
+	type task struct {
+		name string
+		job  *filterJob
+	}
+	var (
+		tasks   []task
+		changed = map[string][]*allocation.Target{}
+	)
+	for name, j := range f.jobs {
+		if j.cfg == nil {
+			delete(f.jobs, name)
+			if len(j.out) > 0 || j.dirty {
+				changed[name] = []*allocation.Target{}
+			}
+			continue
+		}
+		tgs := groups[name]
+		if !j.dirty && sameGroups(j.groups, tgs) {
+			continue
+		}
+		tasks = append(tasks, task{name, j})
+	}
+	if len(tasks) == 0 {
+		return changed
+	}
+	results := make([][]*allocation.Target, len(tasks))
+	same := make([]bool, len(tasks))
+	var (
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	for range workers {
+		wg.Go(func() {
+			w := f.pool.Get().(*worker)
+			defer f.pool.Put(w)
+			for i := range next {
+				t := tasks[i]
+				results[i], same[i] = w.job(t.name, t.job, groups[t.name], f.relabel)
+			}
+		})
+	}
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, t := range tasks {
+		if !same[i] || t.job.dirty {
+			changed[t.name] = results[i]
+		}
+		t.job.dirty = false
+	}
+	return changed
+}
+
+// Targets returns the current targets of a job, sorted by Hash.
+func (f *Filter) Targets(job string) []*allocation.Target {
+	if j := f.jobs[job]; j != nil {
+		return j.out
+	}
+	return nil
+}
+
+// worker holds the scratch space of one goroutine.
+type worker struct {
+	sb   labels.ScratchBuilder
+	keys []string       // label names of the previous target, sorted
+	tl   []labels.Label // target labels of the current target, sorted
+	gl   []labels.Label // group labels of the current group, sorted
+	disc []labels.Label // discovered labels of the current target, sorted
+	lb   *labels.Builder
+	tmp  []labels.Label
+	seen map[uint64]int
+	old  []bool // per output index: the target was served by the previous pass
+}
+
+// job recomputes one job. It reports whether the result equals the previous one.
+func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter bool) ([]*allocation.Target, bool) {
+	if w.lb == nil {
+		w.lb = labels.NewBuilder(labels.EmptyLabels())
+	}
+	n := 0
+	groupSet := make(map[*targetgroup.Group]struct{}, len(tgs))
+	for _, tg := range tgs {
+		groupSet[tg] = struct{}{}
+		n += len(tg.Targets)
+	}
+	byLabel := make(map[uint64]*allocation.Target, n)
+	out := make([]*allocation.Target, 0, n)
+	clear(w.seen)
+	if w.seen == nil {
+		w.seen = make(map[uint64]int, n)
+	}
+	w.old = w.old[:0]
+	for _, tg := range tgs {
+		w.gl = sortedLabels(w.gl[:0], tg.Labels)
+		for _, tl := range tg.Targets {
+			t, dh, reused := w.target(name, j, tl, tg.Labels, w.gl, filter)
+			if t == nil {
+				continue
+			}
+			byLabel[dh] = t
+			if i, dup := w.seen[t.Hash]; dup {
+				// Same identity: one target. Serve the newest labels: the ones
+				// not served before, else a stable choice.
+				if preferTarget(t, reused, out[i], w.old[i]) {
+					out[i], w.old[i] = t, reused
+				}
+				continue
+			}
+			w.seen[t.Hash] = len(out)
+			out = append(out, t)
+			w.old = append(w.old, reused)
+		}
+	}
+	slices.SortFunc(out, func(a, b *allocation.Target) int { return cmp.Compare(a.Hash, b.Hash) })
+	same := slices.Equal(out, j.out)
+	if same && j.out != nil {
+		out = j.out
+	}
+	j.groups, j.byLabel, j.out = groupSet, byLabel, out
+	return out, same
+}
+
+// target builds one target; nil means dropped. It also returns the hash of
+// the discovered labels, the key of the reuse cache, and whether the target
+// was reused from the previous pass. gl are the group's labels, sorted.
+func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, uint64, bool) {
+	// Merge group and target labels, target wins, sorted.
+	tl := w.sortedTargetLabels(tLabels)
+	w.disc = mergeLabels(w.disc[:0], tl, gl)
+	discovered := w.disc
+	dh := hashLabels(discovered)
+	if prev := j.byLabel[dh]; prev != nil && equalLabels(prev.Labels, discovered) {
+		return prev, dh, true
+	}
+	w.sb.Reset()
+	for _, l := range discovered {
+		w.sb.Add(l.Name, l.Value)
+	}
+	lset := w.sb.Labels()
+
+	lb := w.lb
+	lb.Reset(lset)
+	for _, s := range j.seeds {
+		if lb.Get(s.Name) == "" {
+			lb.Set(s.Name, s.Value)
+		}
+	}
+	if filter && len(j.rules) > 0 {
+		if !relabel.ProcessBuilder(lb, j.rules...) {
+			return nil, dh, false
+		}
+	}
+	addr := lb.Get(model.AddressLabel)
+	if addr == "" {
+		return nil, dh, false
+	}
+
+	// Identity: the job and the relabeled labels without __meta_*.
+	w.tmp = w.tmp[:0]
+	lb.Range(func(l labels.Label) {
+		if !strings.HasPrefix(l.Name, model.MetaLabelPrefix) {
+			w.tmp = append(w.tmp, l)
+		}
+	})
+	slices.SortFunc(w.tmp, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
+
+	t := &allocation.Target{
+		Job:     job,
+		Hash:    identity(job, w.tmp),
+		Address: lset.Get(model.AddressLabel),
+		Labels:  lset,
+		Node:    nodeOf(tLabels, tgLabels),
+	}
+	return t, dh, false
+}
+
+// sortedTargetLabels returns a target's labels sorted by name. Targets of one
+// group usually share their label names, so the order of the previous target
+// is tried first: one map lookup per label instead of a sort.
+func (w *worker) sortedTargetLabels(ls model.LabelSet) []labels.Label {
+	if len(ls) == len(w.keys) {
+		w.tl = w.tl[:0]
+		ok := true
+		for _, k := range w.keys {
+			v, found := ls[model.LabelName(k)]
+			if !found {
+				ok = false
+				break
+			}
+			w.tl = append(w.tl, labels.Label{Name: k, Value: string(v)})
+		}
+		if ok {
+			return w.tl
+		}
+	}
+	w.tl = sortedLabels(w.tl[:0], ls)
+	w.keys = w.keys[:0]
+	for _, l := range w.tl {
+		w.keys = append(w.keys, l.Name)
+	}
+	return w.tl
+}
+
+func sortedLabels(dst []labels.Label, ls model.LabelSet) []labels.Label {
+	for ln, lv := range ls {
+		dst = append(dst, labels.Label{Name: string(ln), Value: string(lv)})
+	}
+	slices.SortFunc(dst, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
+	return dst
+}
+
+// mergeLabels merges two sorted label lists into dst; a wins on equal names.
+func mergeLabels(dst, a, b []labels.Label) []labels.Label {
+	i, k := 0, 0
+	for i < len(a) && k < len(b) {
+		switch c := strings.Compare(a[i].Name, b[k].Name); {
+		case c < 0:
+			dst = append(dst, a[i])
+			i++
+		case c > 0:
+			dst = append(dst, b[k])
+			k++
+		default:
+			dst = append(dst, a[i])
+			i++
+			k++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[k:]...)
+}
+
+func tLabelsOr(tLabels, tgLabels model.LabelSet, name model.LabelName) model.LabelValue {
+	if v, ok := tLabels[name]; ok {
+		return v
+	}
+	return tgLabels[name]
+}
+
+// nodeOf returns the node a target runs on, from its discovered labels.
+func nodeOf(tLabels, tgLabels model.LabelSet) string {
+	for _, n := range []model.LabelName{labelPodNode, labelNodeName, labelEndpointNode} {
+		if v := tLabelsOr(tLabels, tgLabels, n); v != "" {
+			return string(v)
+		}
+	}
+	if tLabelsOr(tLabels, tgLabels, labelEndpointSliceTargetKnd) == "Node" {
+		return string(tLabelsOr(tLabels, tgLabels, labelEndpointSliceTarget))
+	}
+	return ""
+}
+
+// identity hashes the job and sorted labels.
+func identity(job string, ls []labels.Label) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	_, _ = d.WriteString(job)
+	_, _ = d.Write(sep)
+	for _, l := range ls {
+		_, _ = d.WriteString(l.Name)
+		_, _ = d.Write(sep)
+		_, _ = d.WriteString(l.Value)
+		_, _ = d.Write(sep)
+	}
+	return d.Sum64()
+}
+
+var sep = []byte{0xff}
+
+func hashLabels(ls []labels.Label) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	for _, l := range ls {
+		_, _ = d.WriteString(l.Name)
+		_, _ = d.Write(sep)
+		_, _ = d.WriteString(l.Value)
+		_, _ = d.Write(sep)
+	}
+	return d.Sum64()
+}
+
+func equalLabels(a labels.Labels, b []labels.Label) bool {
+	if a.Len() != len(b) {
+		return false
+	}
+	i, eq := 0, true
+	a.Range(func(l labels.Label) {
+		if eq && (l.Name != b[i].Name || l.Value != b[i].Value) {
+			eq = false
+		}
+		i++
+	})
+	return eq
+}
+
+// preferTarget reports whether candidate should replace current for one
+// identity: a candidate whose labels are new (not served before) wins over
+// one served before; otherwise the larger label set wins, for determinism.
+func preferTarget(candidate *allocation.Target, candOld bool, current *allocation.Target, curOld bool) bool {
+	if candOld != curOld {
+		return curOld
+	}
+	return labels.Compare(candidate.Labels, current.Labels) > 0
+}
+
+// neutraliseSharding removes prometheus-operator's sharding rules (the
+// __tmp_hash hashmod and the keep on $(SHARD)), so every target is seen: the
+// collector substitutes $(SHARD) itself in the configs it is served.
+func neutraliseSharding(rcs []*relabel.Config) []*relabel.Config {
+	out := make([]*relabel.Config, 0, len(rcs))
+	for _, rc := range rcs {
+		if rc.TargetLabel == shardHashLabel {
+			continue
+		}
+		if rc.Regex.Regexp != nil && strings.Contains(rc.Regex.String(), shardPlaceholder) {
+			continue
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// seeds are the labels Prometheus sets from the scrape config before
+// relabeling where the target does not carry them (scrape.PopulateDiscoveredLabels).
+func seeds(sc *promconfig.ScrapeConfig) []labels.Label {
+	s := []labels.Label{
+		{Name: model.JobLabel, Value: sc.JobName},
+		{Name: model.ScrapeIntervalLabel, Value: sc.ScrapeInterval.String()},
+		{Name: model.ScrapeTimeoutLabel, Value: sc.ScrapeTimeout.String()},
+		{Name: model.MetricsPathLabel, Value: sc.MetricsPath},
+		{Name: model.SchemeLabel, Value: sc.Scheme},
+	}
+	keys := make([]string, 0, len(sc.Params))
+	for k, v := range sc.Params {
+		if len(v) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s = append(s, labels.Label{Name: model.ParamLabelPrefix + k, Value: sc.Params[k][0]})
+	}
+	return s
+}
+
+// sameGroups reports whether tgs is exactly the set of groups seen before.
+// Discoverers send a new Group for every change, so pointer identity is a
+// safe and cheap test.
+func sameGroups(prev map[*targetgroup.Group]struct{}, tgs []*targetgroup.Group) bool {
+	if prev == nil || len(prev) != len(tgs) {
+		return false
+	}
+	for _, tg := range tgs {
+		if _, ok := prev[tg]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sameScrapeConfig compares two scrape configs, secrets included (their YAML
+// form would hide them).
+func sameScrapeConfig(a, b *promconfig.ScrapeConfig) bool {
+	return a == b || reflect.DeepEqual(a, b)
+}
