@@ -1,0 +1,225 @@
+// Command stability measures how shardwise's allocation strategies, and the
+// baselines they are compared with, balance targets and how many they move
+// when collectors join, leave and restart and when targets churn.
+//
+// Without -scenario or -report it prints one row per collector count for one
+// strategy (with -json, one JSON object per line with the fields n, targets,
+// balance, balance_after_join, moved_join, min_join, moved_leave, min_leave,
+// moved_churn, churn_min, restart_moved, assign_ms, join_ms):
+//
+//	go run ./benchmarks/cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
+//
+// -scenario NAME|all runs scenarios over every strategy (or those named by
+// -strategy) and prints a summary per strategy (with -json, every step).
+// -report DIR writes the HTML report, its PNG and SVG plots and report.json.
+// See benchmarks/README.md.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/report"
+	"github.com/shardwise/shardwise/benchmarks/internal/scenario"
+	"github.com/shardwise/shardwise/benchmarks/internal/strategy"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("stability", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		targets    = fs.Int("targets", 100000, "number of targets")
+		collectors = fs.String("collectors", "3,10,30,100", "comma-separated collector counts for the table")
+		strat      = fs.String("strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
+		epsilon    = fs.Float64("epsilon", 0.05, "load bound ε of consistent-hashing, and the reference ε of every minimum")
+		asJSON     = fs.Bool("json", false, "print JSON: one object per collector count, or per scenario step")
+		scen       = fs.String("scenario", "", "run a scenario over the strategies: one of scale, restart, churn, job, trace, or all")
+		reportDir  = fs.String("report", "", "write the HTML report with PNG/SVG plots and report.json into this directory")
+		jobs       = fs.Int("jobs", 100, "number of jobs the targets are spread over")
+		seed       = fs.Uint64("seed", 1, "seed of the workload and the random trace")
+		n          = fs.Int("n", 10, "collectors the restart, churn, job and trace scenarios start with")
+		traceSteps = fs.Int("trace-steps", 1000, "steps of the random trace")
+		sweep      = fs.String("sweep", "0.05,0.1,0.15,0.2", "consistent-hashing ε values for the report's trade-off table")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "stability:", err)
+		return 1
+	}
+	ns, err := parseInts(*collectors)
+	if err != nil {
+		return fail(fmt.Errorf("-collectors: %w", err))
+	}
+	if *targets < 1 || *jobs < 1 || *n < 2 || *traceSteps < 1 || *epsilon <= 0 {
+		return fail(errors.New("-targets, -jobs, -trace-steps and -epsilon must be positive and -n at least 2"))
+	}
+	strategySet := false
+	fs.Visit(func(f *flag.Flag) { strategySet = strategySet || f.Name == "strategy" })
+	names := strings.Split(*strat, ",")
+	if *strat == "all" || (!strategySet && (*scen != "" || *reportDir != "")) {
+		names = strategy.Names()
+	}
+	var factories []strategy.Factory
+	for _, name := range names {
+		f := strategy.Factory{Name: strings.TrimSpace(name), Epsilon: *epsilon}
+		if _, err := f.New(); err != nil {
+			return fail(err)
+		}
+		factories = append(factories, f)
+	}
+	cfg := scenario.Config{Targets: *targets, Jobs: *jobs, Seed: *seed, Epsilon: *epsilon, Collectors: *n, TraceSteps: *traceSteps}
+
+	var scenarios []scenario.Scenario
+	switch *scen {
+	case "", "all":
+		if *scen == "all" || *reportDir != "" {
+			scenarios = scenario.All()
+		}
+	default:
+		sc, err := scenario.Lookup(*scen)
+		if err != nil {
+			return fail(err)
+		}
+		scenarios = []scenario.Scenario{sc}
+	}
+
+	switch {
+	case *reportDir != "":
+		eps, err := parseFloats(*sweep)
+		if err != nil {
+			return fail(fmt.Errorf("-sweep: %w", err))
+		}
+		rep, err := report.Build(report.Options{Config: cfg, Strategies: factories, CollectorCounts: ns, Scenarios: scenarios, Sweep: eps, Progress: stderr,
+			Command: "stability " + strings.Join(args, " ")})
+		if err != nil {
+			return fail(err)
+		}
+		if err := rep.Write(*reportDir); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "report: %s\n", rep.Index(*reportDir))
+		return 0
+	case len(scenarios) > 0:
+		return runScenarios(scenarios, factories, cfg, *asJSON, stdout, fail)
+	default:
+		if *asJSON && len(factories) > 1 {
+			return fail(errors.New("-json prints rows for one strategy; name one with -strategy"))
+		}
+		return runTable(factories, cfg, ns, *asJSON, stdout, fail)
+	}
+}
+
+func runTable(factories []strategy.Factory, cfg scenario.Config, ns []int, asJSON bool, stdout io.Writer, fail func(error) int) int {
+	enc := json.NewEncoder(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !asJSON {
+		fmt.Fprintln(tw, "strategy\tn\ttargets\tbalance\tbal_join\tmoved_join\tmin_join\tjoin/min\tmoved_leave\tmin_leave\tleave/min\tmoved_churn\tchurn_min\trestart_moved\tassign_ms\tjoin_ms\t")
+	}
+	for _, f := range factories {
+		for _, n := range ns {
+			m, err := scenario.Measure(f, cfg, n)
+			if err != nil {
+				return fail(err)
+			}
+			if asJSON {
+				if err := enc.Encode(m.Row); err != nil {
+					return fail(err)
+				}
+				continue
+			}
+			r := m.Row
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t\n",
+				m.Strategy, r.N, r.Targets, r.Balance, r.BalanceAfterJoin, r.MovedJoin, r.MinJoin, ratio(r.MovedJoin, r.MinJoin),
+				r.MovedLeave, r.MinLeave, ratio(r.MovedLeave, r.MinLeave), r.MovedChurn, r.ChurnMin, r.RestartMoved, r.AssignMS, r.JoinMS)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func runScenarios(scenarios []scenario.Scenario, factories []strategy.Factory, cfg scenario.Config, asJSON bool, stdout io.Writer, fail func(error) int) int {
+	enc := json.NewEncoder(stdout)
+	for _, sc := range scenarios {
+		changes := sc.Build(cfg)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		if !asJSON {
+			fmt.Fprintf(stdout, "scenario %s: %s\n", sc.Name, sc.Description)
+			fmt.Fprintln(tw, "strategy\tsteps\tmoved\tmin\tmoved/min\tworst step\tmean balance\tmax balance\tdrift\ttotal ms\tmedian ms\tmax ms\t")
+		}
+		for _, f := range factories {
+			res, err := scenario.RunChanges(sc.Name, changes, f, cfg)
+			if err != nil {
+				return fail(err)
+			}
+			if asJSON {
+				for _, st := range res.Steps {
+					if err := enc.Encode(struct {
+						Scenario string `json:"scenario"`
+						Strategy string `json:"strategy"`
+						scenario.Step
+					}{sc.Name, res.Strategy, st}); err != nil {
+						return fail(err)
+					}
+				}
+				continue
+			}
+			s := scenario.Summarize(res)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.2f\t%.4f\t%.4f\t%d\t%.1f\t%.2f\t%.2f\t\n",
+				s.Strategy, s.Steps, s.Moved, s.Min, ratio(s.Moved, s.Min), s.WorstRatio, s.MeanBalance, s.MaxBalance, s.Drift, s.TotalMS, s.MedianMS, s.MaxMS)
+		}
+		if err := tw.Flush(); err != nil {
+			return fail(err)
+		}
+		if !asJSON {
+			fmt.Fprintln(stdout)
+		}
+	}
+	return 0
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(a)/float64(b), 'f', 3, 64)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
