@@ -141,37 +141,31 @@ type TargetAllocatorSpec struct {
 
 	// args is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Args *runtime.RawExtension `json:"args,omitempty"`
 	// global is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Global *runtime.RawExtension `json:"global,omitempty"`
 	// observability is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
 	// networkPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
 	// weightOverrides is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	WeightOverrides *runtime.RawExtension `json:"weightOverrides,omitempty"`
+	// +listType=atomic
+	WeightOverrides []runtime.RawExtension `json:"weightOverrides,omitempty"`
 	// livenessProbe is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	LivenessProbe *runtime.RawExtension `json:"livenessProbe,omitempty"`
 	// readinessProbe is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ReadinessProbe *runtime.RawExtension `json:"readinessProbe,omitempty"`
 }

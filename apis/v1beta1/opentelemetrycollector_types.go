@@ -161,69 +161,57 @@ type OpenTelemetryCollectorSpec struct {
 
 	// persistentVolumeClaimRetentionPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	PersistentVolumeClaimRetentionPolicy *runtime.RawExtension `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 	// autoscaler is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Autoscaler *runtime.RawExtension `json:"autoscaler,omitempty"`
 	// ingress is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
 	// httpRoute is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	HttpRoute *runtime.RawExtension `json:"httpRoute,omitempty"`
 	// networkPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
 	// livenessProbe is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	LivenessProbe *runtime.RawExtension `json:"livenessProbe,omitempty"`
 	// readinessProbe is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ReadinessProbe *runtime.RawExtension `json:"readinessProbe,omitempty"`
 	// startupProbe is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	StartupProbe *runtime.RawExtension `json:"startupProbe,omitempty"`
 	// observability is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
 	// configmaps is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	Configmaps *runtime.RawExtension `json:"configmaps,omitempty"`
+	// +listType=atomic
+	Configmaps []runtime.RawExtension `json:"configmaps,omitempty"`
 	// daemonSetUpdateStrategy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	DaemonSetUpdateStrategy *runtime.RawExtension `json:"daemonSetUpdateStrategy,omitempty"`
 	// deploymentUpdateStrategy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	DeploymentUpdateStrategy *runtime.RawExtension `json:"deploymentUpdateStrategy,omitempty"`
 	// command is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Command *runtime.RawExtension `json:"command,omitempty"`
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
 }
 
 // UnsupportedPodFields are the upstream workload fields shardwise does not
@@ -231,104 +219,83 @@ type OpenTelemetryCollectorSpec struct {
 type UnsupportedPodFields struct {
 	// securityContext is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	SecurityContext *runtime.RawExtension `json:"securityContext,omitempty"`
 	// podSecurityContext is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	PodSecurityContext *runtime.RawExtension `json:"podSecurityContext,omitempty"`
 	// volumeMounts is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	VolumeMounts *runtime.RawExtension `json:"volumeMounts,omitempty"`
+	// +listType=atomic
+	VolumeMounts []runtime.RawExtension `json:"volumeMounts,omitempty"`
 	// ports is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	Ports *runtime.RawExtension `json:"ports,omitempty"`
+	// +listType=atomic
+	Ports []runtime.RawExtension `json:"ports,omitempty"`
 	// envFrom is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	EnvFrom *runtime.RawExtension `json:"envFrom,omitempty"`
+	// +listType=atomic
+	EnvFrom []runtime.RawExtension `json:"envFrom,omitempty"`
 	// volumes is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	Volumes *runtime.RawExtension `json:"volumes,omitempty"`
+	// +listType=atomic
+	Volumes []runtime.RawExtension `json:"volumes,omitempty"`
 	// lifecycle is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Lifecycle *runtime.RawExtension `json:"lifecycle,omitempty"`
 	// terminationGracePeriodSeconds is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	TerminationGracePeriodSeconds *runtime.RawExtension `json:"terminationGracePeriodSeconds,omitempty"`
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	TopologySpreadConstraints *runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
+	// +listType=atomic
+	TopologySpreadConstraints []runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
 	// hostNetwork is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	HostNetwork *runtime.RawExtension `json:"hostNetwork,omitempty"`
+	HostNetwork *bool `json:"hostNetwork,omitempty"`
 	// hostPID is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	HostPID *runtime.RawExtension `json:"hostPID,omitempty"`
+	HostPID *bool `json:"hostPID,omitempty"`
 	// shareProcessNamespace is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	ShareProcessNamespace *runtime.RawExtension `json:"shareProcessNamespace,omitempty"`
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
 	// priorityClassName is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	PriorityClassName *runtime.RawExtension `json:"priorityClassName,omitempty"`
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// initContainers is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	InitContainers *runtime.RawExtension `json:"initContainers,omitempty"`
+	// +listType=atomic
+	InitContainers []runtime.RawExtension `json:"initContainers,omitempty"`
 	// additionalContainers is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	AdditionalContainers *runtime.RawExtension `json:"additionalContainers,omitempty"`
+	// +listType=atomic
+	AdditionalContainers []runtime.RawExtension `json:"additionalContainers,omitempty"`
 	// podDnsConfig is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	PodDnsConfig *runtime.RawExtension `json:"podDnsConfig,omitempty"`
 	// dnsPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	DnsPolicy *runtime.RawExtension `json:"dnsPolicy,omitempty"`
+	DnsPolicy *string `json:"dnsPolicy,omitempty"`
 	// ipFamilies is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	IpFamilies *runtime.RawExtension `json:"ipFamilies,omitempty"`
+	// +listType=atomic
+	IpFamilies []string `json:"ipFamilies,omitempty"`
 	// ipFamilyPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	IpFamilyPolicy *runtime.RawExtension `json:"ipFamilyPolicy,omitempty"`
+	IpFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
 	// trafficDistribution is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	TrafficDistribution *runtime.RawExtension `json:"trafficDistribution,omitempty"`
+	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
 }
 
 // ScaleSubresourceStatus is the status the scale subresource reads.

@@ -97,9 +97,7 @@ type TargetAllocatorPrometheusCR struct {
 
 	// denyFSAccessThroughSMs is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	DenyFSAccessThroughSMs *runtime.RawExtension `json:"denyFSAccessThroughSMs,omitempty"`
+	DenyFSAccessThroughSMs *bool `json:"denyFSAccessThroughSMs,omitempty"`
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
@@ -176,32 +174,27 @@ type TargetAllocatorEmbedded struct {
 
 	// securityContext is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	SecurityContext *runtime.RawExtension `json:"securityContext,omitempty"`
 	// podSecurityContext is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	PodSecurityContext *runtime.RawExtension `json:"podSecurityContext,omitempty"`
 	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
-	TopologySpreadConstraints *runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
+	// +listType=atomic
+	TopologySpreadConstraints []runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
 	// observability is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
 	// mtls is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Mtls *runtime.RawExtension `json:"mtls,omitempty"`
 	// telemetry is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Telemetry *runtime.RawExtension `json:"telemetry,omitempty"`
 }

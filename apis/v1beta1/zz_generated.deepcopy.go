@@ -222,8 +222,10 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 	}
 	if in.Configmaps != nil {
 		in, out := &in.Configmaps, &out.Configmaps
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.DaemonSetUpdateStrategy != nil {
 		in, out := &in.DaemonSetUpdateStrategy, &out.DaemonSetUpdateStrategy
@@ -237,8 +239,8 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 	}
 	if in.Command != nil {
 		in, out := &in.Command, &out.Command
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 }
 
@@ -448,8 +450,10 @@ func (in *TargetAllocatorEmbedded) DeepCopyInto(out *TargetAllocatorEmbedded) {
 	}
 	if in.TopologySpreadConstraints != nil {
 		in, out := &in.TopologySpreadConstraints, &out.TopologySpreadConstraints
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Observability != nil {
 		in, out := &in.Observability, &out.Observability
@@ -560,8 +564,8 @@ func (in *TargetAllocatorPrometheusCR) DeepCopyInto(out *TargetAllocatorPromethe
 	}
 	if in.DenyFSAccessThroughSMs != nil {
 		in, out := &in.DenyFSAccessThroughSMs, &out.DenyFSAccessThroughSMs
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 }
 
@@ -590,23 +594,31 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 	}
 	if in.VolumeMounts != nil {
 		in, out := &in.VolumeMounts, &out.VolumeMounts
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Ports != nil {
 		in, out := &in.Ports, &out.Ports
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.EnvFrom != nil {
 		in, out := &in.EnvFrom, &out.EnvFrom
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Volumes != nil {
 		in, out := &in.Volumes, &out.Volumes
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Lifecycle != nil {
 		in, out := &in.Lifecycle, &out.Lifecycle
@@ -615,43 +627,49 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 	}
 	if in.TerminationGracePeriodSeconds != nil {
 		in, out := &in.TerminationGracePeriodSeconds, &out.TerminationGracePeriodSeconds
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.TopologySpreadConstraints != nil {
 		in, out := &in.TopologySpreadConstraints, &out.TopologySpreadConstraints
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.HostNetwork != nil {
 		in, out := &in.HostNetwork, &out.HostNetwork
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.HostPID != nil {
 		in, out := &in.HostPID, &out.HostPID
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.ShareProcessNamespace != nil {
 		in, out := &in.ShareProcessNamespace, &out.ShareProcessNamespace
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.PriorityClassName != nil {
 		in, out := &in.PriorityClassName, &out.PriorityClassName
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.InitContainers != nil {
 		in, out := &in.InitContainers, &out.InitContainers
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.AdditionalContainers != nil {
 		in, out := &in.AdditionalContainers, &out.AdditionalContainers
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]runtime.RawExtension, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.PodDnsConfig != nil {
 		in, out := &in.PodDnsConfig, &out.PodDnsConfig
@@ -660,23 +678,23 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 	}
 	if in.DnsPolicy != nil {
 		in, out := &in.DnsPolicy, &out.DnsPolicy
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.IpFamilies != nil {
 		in, out := &in.IpFamilies, &out.IpFamilies
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.IpFamilyPolicy != nil {
 		in, out := &in.IpFamilyPolicy, &out.IpFamilyPolicy
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.TrafficDistribution != nil {
 		in, out := &in.TrafficDistribution, &out.TrafficDistribution
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 }
 

@@ -1,0 +1,247 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests"
+)
+
+// ClusterRBACFinalizer is set on a TargetAllocator while cluster-scoped RBAC
+// exists for it: a namespaced owner cannot garbage-collect cluster objects.
+const ClusterRBACFinalizer = "opentelemetry.io/shardwise-cluster-rbac"
+
+// The operator grants the allocator these permissions, so it must hold them.
+// +kubebuilder:rbac:groups="",resources=pods;endpoints;namespaces;secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;podmonitors;probes;scrapeconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+
+// TargetAllocatorReconciler reconciles a TargetAllocator into its objects.
+type TargetAllocatorReconciler struct {
+	Client   client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Settings manifests.Settings
+}
+
+var _ reconcile.Reconciler = (*TargetAllocatorReconciler)(nil)
+
+var allocatorKinds = []schema.GroupVersionKind{
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	corev1.SchemeGroupVersion.WithKind("Service"),
+	appsv1.SchemeGroupVersion.WithKind("Deployment"),
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+	rbacv1.SchemeGroupVersion.WithKind("Role"),
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+}
+
+var allocatorClusterKinds = []schema.GroupVersionKind{
+	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
+	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
+}
+
+// SetupWithManager registers the reconciler. A collector change re-queues the
+// allocator it uses, since the collector selector and scrape configs come from it.
+func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.TargetAllocator{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(collectorToAllocator)).
+		WithOptions(opts).
+		Named("targetallocator").
+		Complete(r)
+}
+
+func collectorToAllocator(_ context.Context, o client.Object) []reconcile.Request {
+	c, ok := o.(*v1beta1.OpenTelemetryCollector)
+	if !ok || !c.Spec.TargetAllocator.Enabled {
+		return nil
+	}
+	name, _ := manifests.TargetAllocatorRef(c)
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: name}}}
+}
+
+// Reconcile builds the allocator's objects from a full read of the resource
+// and of the collector it serves, applies them and prunes the rest.
+func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var ta v1alpha1.TargetAllocator
+	if err := r.Client.Get(ctx, req.NamespacedName, &ta); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	a := applier{client: r.Client, scheme: r.Scheme}
+	clusterSel := instanceSelector(ta.Namespace, ta.Name)
+	if !ta.DeletionTimestamp.IsZero() {
+		if err := a.prune(ctx, nil, "", clusterSel, allocatorClusterKinds, nil, nil); err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{}, r.setFinalizer(ctx, &ta, false)
+	}
+	if ta.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
+		return reconcile.Result{}, nil
+	}
+	before := ta.Status.DeepCopy()
+
+	in, err := r.input(ctx, &ta)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	desired, err := manifests.BuildTargetAllocator(in, r.Settings)
+	if err != nil {
+		r.event(&ta, corev1.EventTypeWarning, ReasonInvalidConfig, err)
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonInvalidConfig, err.Error())
+		ta.Status.ObservedGeneration = ta.Generation
+		if serr := r.updateStatus(ctx, &ta, before); serr != nil {
+			return reconcile.Result{}, serr
+		}
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("build target allocator: %w", err))
+	}
+
+	if err := r.apply(ctx, &ta, desired); err != nil {
+		r.event(&ta, corev1.EventTypeWarning, ReasonApplyFailed, err)
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
+		if serr := r.updateStatus(ctx, &ta, before); serr != nil {
+			return reconcile.Result{}, errors.Join(err, serr)
+		}
+		return reconcile.Result{}, err
+	}
+	for _, o := range desired.Objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			ta.Status.Image = d.Spec.Template.Spec.Containers[0].Image
+		}
+	}
+	setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+	ta.Status.ObservedGeneration = ta.Generation
+	return reconcile.Result{}, r.updateStatus(ctx, &ta, before)
+}
+
+// input finds the collector the allocator serves: its owner, or else the
+// collectors that name it with manifests.LabelTargetAllocator (the first by
+// name). Without one, it selects the collector of its own name.
+func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.TargetAllocator) (manifests.AllocatorInput, error) {
+	in := manifests.AllocatorInput{
+		TargetAllocator:   ta,
+		CollectorSelector: manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector),
+	}
+	if ref := metav1.GetControllerOf(ta); ref != nil && ref.Kind == "OpenTelemetryCollector" {
+		in.CollectorSelector = manifests.SelectorLabels(ta.Namespace, ref.Name, manifests.ComponentCollector)
+		return in, nil
+	}
+	var list v1beta1.OpenTelemetryCollectorList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ta.Namespace), client.MatchingLabels{manifests.LabelTargetAllocator: ta.Name}); err != nil {
+		return in, fmt.Errorf("list collectors of target allocator: %w", err)
+	}
+	slices.SortFunc(list.Items, func(a, b v1beta1.OpenTelemetryCollector) int { return strings.Compare(a.Name, b.Name) })
+	for _, c := range list.Items {
+		if !c.Spec.TargetAllocator.Enabled {
+			continue
+		}
+		in.CollectorSelector = manifests.SelectorLabels(c.Namespace, c.Name, manifests.ComponentCollector)
+		scs, err := manifests.ScrapeConfigs(c.Spec.Config)
+		if err != nil {
+			// The collector reports its own invalid config; serve the resource's jobs.
+			break
+		}
+		in.ScrapeConfigs = scs
+		break
+	}
+	return in, nil
+}
+
+func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.TargetAllocator, desired manifests.TargetAllocator) error {
+	a := applier{client: r.Client, scheme: r.Scheme}
+	if len(desired.ClusterObjects) > 0 {
+		if err := r.setFinalizer(ctx, ta, true); err != nil {
+			return err
+		}
+	}
+	for _, obj := range desired.Objects {
+		if err := a.apply(ctx, ta, obj); err != nil {
+			return err
+		}
+	}
+	for _, obj := range desired.ClusterObjects {
+		if err := a.apply(ctx, nil, obj); err != nil {
+			return err
+		}
+	}
+	keep, err := names(r.Scheme, desired.Objects)
+	if err != nil {
+		return err
+	}
+	if err := a.prune(ctx, ta, ta.Namespace, instanceSelector(ta.Namespace, ta.Name), allocatorKinds, keep, nil); err != nil {
+		return err
+	}
+	keepCluster, err := names(r.Scheme, desired.ClusterObjects)
+	if err != nil {
+		return err
+	}
+	if err := a.prune(ctx, nil, "", instanceSelector(ta.Namespace, ta.Name), allocatorClusterKinds, keepCluster, nil); err != nil {
+		return err
+	}
+	if len(desired.ClusterObjects) == 0 {
+		return r.setFinalizer(ctx, ta, false)
+	}
+	return nil
+}
+
+// setFinalizer adds or removes ClusterRBACFinalizer, writing only on change.
+func (r *TargetAllocatorReconciler) setFinalizer(ctx context.Context, ta *v1alpha1.TargetAllocator, present bool) error {
+	if controllerutil.ContainsFinalizer(ta, ClusterRBACFinalizer) == present {
+		return nil
+	}
+	if present {
+		controllerutil.AddFinalizer(ta, ClusterRBACFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(ta, ClusterRBACFinalizer)
+	}
+	if err := r.Client.Update(ctx, ta); ignoreNotFound(err) != nil {
+		return fmt.Errorf("update target allocator finalizers: %w", err)
+	}
+	return nil
+}
+
+func (r *TargetAllocatorReconciler) updateStatus(ctx context.Context, ta *v1alpha1.TargetAllocator, before *v1alpha1.TargetAllocatorStatus) error {
+	if equality.Semantic.DeepEqual(before, &ta.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, ta); err != nil {
+		return fmt.Errorf("update target allocator status: %w", err)
+	}
+	return nil
+}
+
+func (r *TargetAllocatorReconciler) event(obj runtime.Object, typ, reason string, err error) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", err.Error())
+	}
+}
