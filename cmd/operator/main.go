@@ -1,15 +1,113 @@
 // Command operator reconciles OpenTelemetryCollector and TargetAllocator
-// resources into sharded collector fleets.
+// resources into sharded collector fleets. It only parses flags, builds the
+// logger and wires the reconcilers into a controller-runtime manager.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	ctrlpkg "github.com/shardwise/shardwise/internal/controller"
+	"github.com/shardwise/shardwise/internal/manifests"
 )
 
 func main() { os.Exit(run()) }
 
+// options are the operator's flags.
+type options struct {
+	metricsAddr          string
+	probeAddr            string
+	leaderElect          bool
+	collectorImage       string
+	targetAllocatorImage string
+	watchNamespace       string
+	concurrency          int
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
+	fs.StringVar(&o.collectorImage, "collector-image", "otel/opentelemetry-collector-contrib:0.165.0", "Collector image for resources that name none.")
+	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", "ghcr.io/shardwise/allocator:latest", "Allocator image (cmd/allocator) for resources that name none.")
+	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Reconcile only this namespace; empty means all.")
+	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.concurrency < 1 {
+		return o, errors.New("--max-concurrent-reconciles must be at least 1")
+	}
+	return o, nil
+}
+
 func run() int {
-	fmt.Fprintln(os.Stderr, "operator: not wired yet")
-	return 1
+	log := logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, nil))
+	ctrl.SetLogger(log)
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		log.Error(err, "parse flags")
+		return 2
+	}
+	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
+		log.Error(err, "operator stopped")
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, o options) error {
+	scheme, err := ctrlpkg.NewScheme()
+	if err != nil {
+		return err
+	}
+	mgrOpts := ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       "shardwise-operator.opentelemetry.io",
+	}
+	if o.watchNamespace != "" {
+		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.watchNamespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	settings := manifests.Settings{CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage}
+	recorder := mgr.GetEventRecorder("shardwise-operator")
+	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}
+	if err := (&ctrlpkg.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
+		return fmt.Errorf("set up collector reconciler: %w", err)
+	}
+	if err := (&ctrlpkg.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
+		return fmt.Errorf("set up target allocator reconciler: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("add ready check: %w", err)
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    options
+		wantErr bool
+	}{
+		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:latest", concurrency: 4}, false},
+		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1"},
+			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1}, false},
+		{"zero concurrency", []string{"--max-concurrent-reconciles=0"}, options{}, true},
+		{"unknown flag", []string{"--nope"}, options{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseFlags(tc.args)
+			if tc.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
