@@ -387,6 +387,22 @@ func (a *api) checkContract(t *testing.T, jobs, collectors []string) {
 	require.Empty(t, groups, "unknown collector")
 }
 
+// expectCollectors checks that the collector-less target listing of every
+// job is keyed by exactly the given collectors.
+func (a *api) expectCollectors(jobs, collectors []string) error {
+	want := slices.Sorted(slices.Values(collectors))
+	for _, job := range jobs {
+		var byCollector map[string]json.RawMessage
+		if err := a.getJSON(jobTargetsPath(job), &byCollector); err != nil {
+			return err
+		}
+		if got := keys(byCollector); !slices.Equal(got, want) {
+			return fmt.Errorf("GET %s lists collectors %v, want %v", jobTargetsPath(job), got, want)
+		}
+	}
+	return nil
+}
+
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -151,6 +151,8 @@ func TestServiceMonitor(t *testing.T) {
 		"service_monitor_selector":           map[string]any{},
 		"service_monitor_namespace_selector": map[string]any{},
 	}
+	// Both ways the OpenTelemetry Operator's allocator takes a kubeconfig.
+	cfg["kube_config_file_path"] = kubeconfigFile
 	alloc := startAllocator(t, bin, cfg, "KUBECONFIG="+kubeconfigFile)
 	client := newAPI(alloc.url)
 

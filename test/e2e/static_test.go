@@ -91,6 +91,11 @@ func TestStaticCollectors(t *testing.T) {
 	for i, step := range steps {
 		if i > 0 {
 			writeConfig(t, alloc.configFile, allocatorConfig(step.collectors, scrapeConfigs))
+			// Until the allocator has reloaded, the old assignment would pass
+			// the check below: wait for the new collector set first.
+			eventually(t, convergeTimeout, step.name+": allocator reloads the collector list", func() error {
+				return client.expectCollectors(jobNames, step.collectors)
+			})
 		}
 		var owner map[string]string
 		eventually(t, convergeTimeout, step.name+": receivers scrape exactly their assigned targets", func() error {
