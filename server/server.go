@@ -1,0 +1,324 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	promconfig "github.com/prometheus/prometheus/config"
+
+	"github.com/shardwise/shardwise/allocation"
+)
+
+// Assignments is the source of the target assignment the server serves.
+//
+// Snapshot must never block and must never return nil; the returned snapshot
+// is immutable (allocation.Snapshot guarantees both). The server calls it once
+// per request, so a request sees one consistent assignment.
+// *allocation.Allocator satisfies it.
+type Assignments interface {
+	Snapshot() *allocation.Snapshot
+}
+
+var _ Assignments = (*allocation.Allocator)(nil)
+
+// ScrapeConfigs is the source of the jobs served at /scrape_configs.
+//
+// ScrapeConfigs returns the current scrape configs keyed by job name, and
+// whether the first complete set has been built (until then /readyz answers
+// 503). It must not block. The returned map and the configs it holds are
+// immutable: a changed set is published as a new map. The server caches the
+// serialized response per map identity, so returning the same map costs
+// nothing and returning a new map for an unchanged set costs one
+// serialization. A nil map is served as {}.
+type ScrapeConfigs interface {
+	ScrapeConfigs() (configs map[string]*promconfig.ScrapeConfig, ready bool)
+}
+
+// Default addresses, as in the OpenTelemetry Operator's target allocator.
+const (
+	DefaultListenAddr      = ":8080"
+	DefaultHTTPSListenAddr = ":8443"
+	// DefaultShutdownTimeout bounds the graceful shutdown in Run.
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// Options configure a Server.
+type Options struct {
+	// Assignments is where target assignments are read from. Required.
+	Assignments Assignments
+	// ScrapeConfigs is where the scrape configs are read from. When nil,
+	// /scrape_configs serves {} and /readyz is always ready.
+	ScrapeConfigs ScrapeConfigs
+
+	// ListenAddr is the plain HTTP address Run listens on; DefaultListenAddr
+	// when empty.
+	ListenAddr string
+	// HTTPS, when not nil, makes Run also serve the API over mutually
+	// authenticated TLS. Secrets in /scrape_configs are delivered only over
+	// that listener (or everywhere with AllowInsecureSecrets).
+	HTTPS *HTTPSOptions
+	// AllowInsecureSecrets serves the real secret values in /scrape_configs
+	// to every client, mTLS or not. It is logged as a warning by New.
+	AllowInsecureSecrets bool
+
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the HTTP metrics; nil means a new private
+	// registry. The global default registry should not be passed.
+	Registerer prometheus.Registerer
+	// Gatherer is served at /metrics. When nil, Registerer is used if it is
+	// also a Gatherer (a *prometheus.Registry is both).
+	Gatherer prometheus.Gatherer
+
+	// ShutdownTimeout bounds the graceful shutdown when Run's context is
+	// done; DefaultShutdownTimeout when zero.
+	ShutdownTimeout time.Duration
+}
+
+// HTTPSOptions configure the mutual-TLS listener. The field names follow the
+// https block of the OpenTelemetry Operator's targetallocator.yaml
+// (listen_addr, ca_file_path, tls_cert_file_path, tls_key_file_path).
+// The files are re-read on every TLS handshake and the new certificates are
+// used as soon as they parse, so rotated certificates need no restart.
+type HTTPSOptions struct {
+	// ListenAddr is the TLS address; DefaultHTTPSListenAddr when empty.
+	ListenAddr string
+	// CAFile holds the PEM certificates of the CAs that sign client
+	// certificates. A client certificate is required and verified.
+	CAFile string
+	// CertFile and KeyFile hold the server's PEM certificate chain and key.
+	CertFile string
+	KeyFile  string
+}
+
+// Server is the allocator's HTTP server. Create it with New, serve it with
+// Run or mount Handler.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	engine  *gin.Engine
+	metrics *metrics
+	tls     *certReloader // nil without HTTPS
+
+	slices  *sliceCache
+	configs configCache
+	jobs    jobsCache
+
+	mu        sync.Mutex    // guards running
+	running   bool          // Run has been called
+	listening chan struct{} // closed once Run's listeners are bound
+	httpAddr  net.Addr      // set before listening is closed
+	httpsAddr net.Addr      // set before listening is closed; nil without HTTPS
+}
+
+// New returns a server for the given options. It reads the TLS files when
+// HTTPS is configured, so a bad certificate fails here rather than at the
+// first handshake.
+func New(opts Options) (*Server, error) {
+	if opts.Assignments == nil {
+		return nil, errors.New("server: Options.Assignments is required")
+	}
+	if opts.ListenAddr == "" {
+		opts.ListenAddr = DefaultListenAddr
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registerer == nil {
+		reg := prometheus.NewRegistry()
+		opts.Registerer = reg
+		if opts.Gatherer == nil {
+			opts.Gatherer = reg
+		}
+	}
+	if opts.Gatherer == nil {
+		if g, ok := opts.Registerer.(prometheus.Gatherer); ok {
+			opts.Gatherer = g
+		} else {
+			opts.Gatherer = prometheus.Gatherers{}
+		}
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("register server metrics: %w", err)
+	}
+	s := &Server{
+		opts:      opts,
+		log:       log,
+		metrics:   m,
+		slices:    newSliceCache(maxCachedSlices, m),
+		listening: make(chan struct{}),
+	}
+	if opts.HTTPS != nil {
+		https := *opts.HTTPS // a copy: the caller's struct is left alone
+		if https.ListenAddr == "" {
+			https.ListenAddr = DefaultHTTPSListenAddr
+		}
+		s.opts.HTTPS = &https
+		s.tls = newCertReloader(https, log, m)
+		if _, err := s.tls.config(); err != nil {
+			return nil, fmt.Errorf("load https certificates: %w", err)
+		}
+	}
+	if opts.AllowInsecureSecrets {
+		log.Warn("allow_insecure_auth_secrets is set: /scrape_configs serves secrets in clear text to every client")
+	}
+	s.engine = s.router()
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving every route, for tests and for
+// embedding in another server.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Run serves HTTP on ListenAddr, and HTTPS with mutual TLS on
+// HTTPS.ListenAddr when configured, until ctx is done; it then shuts the
+// listeners down gracefully within ShutdownTimeout. It returns nil after a
+// shutdown caused by ctx, or the first listener error. Run may be called
+// once.
+func (s *Server) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errors.New("server: Run called twice")
+	}
+	s.running = true
+	s.mu.Unlock()
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.opts.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.opts.ListenAddr, err)
+	}
+	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	servers := []*http.Server{{Handler: s.engine, ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog}}
+	listeners := []net.Listener{ln}
+	s.httpAddr = ln.Addr()
+	if s.tls != nil {
+		tln, err := lc.Listen(ctx, "tcp", s.opts.HTTPS.ListenAddr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen on %s: %w", s.opts.HTTPS.ListenAddr, err)
+		}
+		s.httpsAddr = tln.Addr()
+		tlsConfig := &tls.Config{
+			MinVersion: tls.VersionTLS12,
+			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+				return s.tls.config()
+			},
+		}
+		servers = append(servers, &http.Server{Handler: s.engine, ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog, TLSConfig: tlsConfig})
+		listeners = append(listeners, tls.NewListener(tln, tlsConfig))
+	}
+	close(s.listening)
+
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		s.log.Info("serving", "addr", listeners[i].Addr().String(), "tls", i == 1)
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+
+	var runErr error
+	pending := len(servers)
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		pending--
+		runErr = fmt.Errorf("serve: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil {
+			s.log.Warn("graceful shutdown incomplete", "err", err)
+			_ = srv.Close()
+		}
+	}
+	for range pending {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) && runErr == nil {
+			runErr = fmt.Errorf("serve: %w", err)
+		}
+	}
+	s.log.Info("server stopped")
+	return runErr
+}
+
+// addrs waits until Run has bound its listeners and returns their addresses.
+func (s *Server) addrs(ctx context.Context) (httpAddr, httpsAddr net.Addr, err error) {
+	select {
+	case <-s.listening:
+		return s.httpAddr, s.httpsAddr, nil
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+// router builds the gin engine. Nothing here touches gin's process-wide
+// state (mode, default writers): the process owner sets those.
+func (s *Server) router() *gin.Engine {
+	r := gin.New()
+	// Job names arrive query-escaped in the path (serviceMonitor%2Fns%2Fapp%2F0):
+	// route on the escaped path and unescape the parameter ourselves.
+	r.UseEscapedPath = true
+	r.UnescapePathValues = false
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = false
+	r.ContextWithFallback = false
+	r.Use(s.observe, gin.CustomRecoveryWithWriter(io.Discard, s.recovered))
+	r.NoRoute(func(c *gin.Context) { s.writeError(c, http.StatusNotFound, "no such route") })
+
+	r.GET("/", s.status)
+	r.GET("/scrape_configs", s.scrapeConfigs)
+	r.GET("/jobs", s.jobList)
+	r.GET("/jobs/:job/targets", s.jobTargets)
+	r.GET("/livez", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", gin.WrapH(s.metricsHandler()))
+	r.GET("/debug/pprof/*profile", pprofHandler)
+	return r
+}
+
+// recovered answers a request whose handler panicked.
+func (s *Server) recovered(c *gin.Context, err any) {
+	s.metrics.panics.Inc()
+	s.log.Error("handler panicked", "route", c.FullPath(), "err", err)
+	s.writeError(c, http.StatusInternalServerError, "internal error")
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if s.opts.ScrapeConfigs != nil {
+		if _, ready := s.opts.ScrapeConfigs.ScrapeConfigs(); !ready {
+			c.String(http.StatusServiceUnavailable, "scrape configs not ready")
+			return
+		}
+	}
+	c.String(http.StatusOK, "ok")
+}
+
+// errorBody is the JSON body of every error response.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeError aborts the request with a JSON error message.
+func (s *Server) writeError(c *gin.Context, code int, msg string) {
+	b, _ := json.Marshal(errorBody{Error: msg}) // cannot fail for a string field
+	c.Abort()
+	c.Data(code, "application/json", b)
+}

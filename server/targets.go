@@ -1,0 +1,369 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/shardwise/shardwise/allocation"
+)
+
+// maxCachedSlices bounds the per (collector, job) response cache. A snapshot
+// holds at most collectors×jobs slices; stale entries are swept long before
+// this bound is reached.
+const maxCachedSlices = 1 << 17
+
+// Header values shared by every response. net/http never modifies header
+// value slices and their capacity equals their length, so an append by a
+// caller copies rather than writes into them.
+var (
+	contentTypeJSON = []string{"application/json"}
+	emptyList       = newBody([]byte("[]"))
+)
+
+// body is a serialized response with its entity tag. Immutable.
+type body struct {
+	data []byte
+	etag []string // one quoted strong entity tag: a hash of data
+	// version is the allocation.Slice version the body was built from.
+	version uint64
+}
+
+func newBody(data []byte) *body {
+	tag := make([]byte, 0, 18)
+	tag = append(tag, '"')
+	tag = strconv.AppendUint(tag, xxhash.Sum64(data), 36)
+	tag = append(tag, '"')
+	return &body{data: data, etag: []string{string(tag)}}
+}
+
+// sliceCache holds the serialized response of each allocation.Slice by
+// Version. Versions are unique per content, so an entry never goes stale; it
+// only stops being used once no snapshot refers to its slice, and such entries
+// are swept when the cache grows past twice the size of the live set.
+type sliceCache struct {
+	max int
+	m   *metrics
+
+	mu      sync.RWMutex // guards entries and live
+	entries map[uint64]*body
+	live    int // live entries found by the last sweep
+}
+
+func newSliceCache(max int, m *metrics) *sliceCache {
+	return &sliceCache{max: max, m: m, entries: map[uint64]*body{}}
+}
+
+// get returns the response for sl, a non-empty slice of snap, serializing it
+// on a miss.
+func (c *sliceCache) get(snap *allocation.Snapshot, sl *allocation.Slice) *body {
+	c.mu.RLock()
+	b := c.entries[sl.Version]
+	c.mu.RUnlock()
+	if b != nil {
+		c.m.cacheHits.Inc()
+		return b
+	}
+	c.m.cacheMiss.Inc()
+	b = newBody(appendSlice(make([]byte, 0, 256*len(sl.Targets)), sl))
+	b.version = sl.Version
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[sl.Version]; old != nil {
+		return old // a concurrent request built it first
+	}
+	if n := len(c.entries); n >= c.max || n >= 2*c.live+1024 {
+		c.sweep(snap)
+	}
+	c.entries[sl.Version] = b
+	c.m.cacheSize.Set(float64(len(c.entries)))
+	return b
+}
+
+// sweep drops the entries snap does not refer to, then, if the live set
+// alone exceeds the bound, arbitrary entries down to half of it. c.mu must
+// be held.
+func (c *sliceCache) sweep(snap *allocation.Snapshot) {
+	live := make(map[uint64]struct{}, c.live)
+	for _, col := range snap.Collectors() {
+		for _, job := range snap.Jobs() {
+			if sl := snap.Slice(col, job); sl != nil {
+				live[sl.Version] = struct{}{}
+			}
+		}
+	}
+	for v := range c.entries {
+		if _, ok := live[v]; !ok {
+			delete(c.entries, v)
+		}
+	}
+	for v := range c.entries {
+		if len(c.entries) < c.max/2 {
+			break
+		}
+		delete(c.entries, v)
+	}
+	c.live = len(c.entries)
+}
+
+// len returns the number of cached entries.
+func (c *sliceCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.entries)
+}
+
+// appendSlice appends the http_sd JSON of a slice:
+// [{"targets":["<address>"],"labels":{...}},...], one entry per target in
+// the slice's (stable) order.
+func appendSlice(b []byte, sl *allocation.Slice) []byte {
+	b = append(b, '[')
+	for i, t := range sl.Targets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTarget(b, t)
+	}
+	return append(b, ']')
+}
+
+func appendTarget(b []byte, t *allocation.Target) []byte {
+	b = append(b, `{"targets":[`...)
+	b = appendString(b, t.Address)
+	b = append(b, `],"labels":`...)
+	b = appendLabels(b, t.Labels)
+	return append(b, '}')
+}
+
+func appendLabels(b []byte, ls labels.Labels) []byte {
+	b = append(b, '{')
+	first := true
+	ls.Range(func(l labels.Label) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, l.Name)
+		b = append(b, ':')
+		b = appendString(b, l.Value)
+	})
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json does; HTML characters are left alone.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+var errDuplicateParam = errors.New("collector_id given more than once")
+
+// jobTargets serves /jobs/:job/targets[?collector_id=X], the http_sd
+// endpoint the collector's Prometheus receiver polls. The hot path (with a
+// collector) writes precomputed bytes and allocates nothing.
+func (s *Server) jobTargets(c *gin.Context) {
+	// The router matched on the escaped path and left the segment escaped:
+	// the client query-escaped the job name into it.
+	job, err := url.QueryUnescape(c.Param("job"))
+	if err != nil {
+		s.writeError(c, http.StatusBadRequest, "job name is not query-escaped: "+err.Error())
+		return
+	}
+	if job == "" {
+		s.writeError(c, http.StatusBadRequest, "empty job name")
+		return
+	}
+	collector, ok, err := queryParam(c.Request.URL.RawQuery, "collector_id")
+	if err != nil {
+		s.writeError(c, http.StatusBadRequest, "malformed query: "+err.Error())
+		return
+	}
+	snap := s.opts.Assignments.Snapshot()
+	if !ok {
+		s.writeBody(c, newBody(s.appendCollectors(nil, snap, job)))
+		return
+	}
+	b := emptyList
+	if sl := snap.Slice(collector, job); sl != nil && len(sl.Targets) > 0 {
+		b = s.slices.get(snap, sl)
+	}
+	s.writeBody(c, b)
+}
+
+// appendCollectors appends the object served without collector_id: every
+// collector, including those without targets of the job, with a link to its
+// own endpoint and its targets.
+func (s *Server) appendCollectors(b []byte, snap *allocation.Snapshot, job string) []byte {
+	link := "/jobs/" + url.QueryEscape(job) + "/targets?collector_id="
+	b = append(b, '{')
+	for i, col := range snap.Collectors() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, col)
+		b = append(b, `:{"_link":`...)
+		b = appendString(b, link+url.QueryEscape(col))
+		b = append(b, `,"targets":`...)
+		if sl := snap.Slice(col, job); sl != nil && len(sl.Targets) > 0 {
+			b = append(b, s.slices.get(snap, sl).data...)
+		} else {
+			b = append(b, "[]"...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// jobsCache holds the /jobs response of the latest snapshot generation.
+type jobsCache struct {
+	cur atomic.Pointer[jobsEntry]
+}
+
+type jobsEntry struct {
+	generation uint64
+	body       *body
+}
+
+// jobList serves /jobs: {"<job>":{"_link":"/jobs/<escaped job>/targets"}}
+// for every job with targets.
+func (s *Server) jobList(c *gin.Context) {
+	snap := s.opts.Assignments.Snapshot()
+	e := s.jobs.cur.Load()
+	if e == nil || e.generation != snap.Generation() {
+		b := []byte{'{'}
+		for i, job := range snap.Jobs() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, job)
+			b = append(b, `:{"_link":`...)
+			b = appendString(b, "/jobs/"+url.QueryEscape(job)+"/targets")
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+		e = &jobsEntry{generation: snap.Generation(), body: newBody(b)}
+		s.jobs.cur.Store(e)
+	}
+	s.writeBody(c, e.body)
+}
+
+// writeBody writes a JSON body with its ETag, or 304 when the client
+// already holds it.
+func (s *Server) writeBody(c *gin.Context, b *body) {
+	h := c.Writer.Header()
+	h["Content-Type"] = contentTypeJSON
+	h["Etag"] = b.etag
+	if inm := c.Request.Header["If-None-Match"]; len(inm) > 0 && etagMatch(inm, b.etag[0]) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(b.data)
+}
+
+// etagMatch reports whether an If-None-Match header matches etag, using the
+// weak comparison RFC 9110 prescribes for If-None-Match.
+func etagMatch(values []string, etag string) bool {
+	for _, v := range values {
+		for v != "" {
+			var tag string
+			tag, v, _ = strings.Cut(v, ",")
+			tag = strings.TrimSpace(tag)
+			if tag == "*" {
+				return true
+			}
+			tag = strings.TrimPrefix(tag, "W/")
+			if tag == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// queryParam returns the value of key in a raw query string without
+// allocating in the common case. A malformed query (bad escape, semicolon)
+// or a repeated key is an error.
+func queryParam(raw, key string) (value string, ok bool, err error) {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		if kv == "" {
+			continue
+		}
+		if strings.IndexByte(kv, ';') >= 0 {
+			return "", false, errors.New("invalid semicolon separator in query")
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err = url.QueryUnescape(k); err != nil {
+			return "", false, err
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			return "", false, err
+		}
+		if k != key {
+			continue
+		}
+		if ok {
+			return "", false, errDuplicateParam
+		}
+		value, ok = v, true
+	}
+	return value, ok, nil
+}

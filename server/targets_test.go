@@ -1,0 +1,351 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardwise/shardwise/allocation"
+)
+
+// sdEntry is one element of an http_sd response.
+type sdEntry struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels"`
+}
+
+type collectorEntry struct {
+	Link    string    `json:"_link"`
+	Targets []sdEntry `json:"targets"`
+}
+
+// Job names that must survive url.QueryEscape in the path.
+var trickyJobs = []string{
+	"serviceMonitor/ns/app/0",
+	"podMonitor/monitoring/kube state/1",
+	"static+job",
+	"static job",
+	"50%",
+	"ünïcode/ジョブ",
+	"node",
+}
+
+func TestJobTargetsRoundTrip(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 3, mkJobs(30, trickyJobs...))
+	s := newServer(t, a, nil)
+	// A real listener, so the path goes through net/http's parsing as a
+	// collector's request would.
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(ts.Client().CloseIdleConnections)
+
+	snap := a.Snapshot()
+	for _, job := range trickyJobs {
+		t.Run(job, func(t *testing.T) {
+			t.Parallel()
+			seen := map[string]bool{}
+			for _, col := range snap.Collectors() {
+				resp, err := ts.Client().Get(ts.URL + "/jobs/" + url.QueryEscape(job) + "/targets?collector_id=" + url.QueryEscape(col))
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				require.NoError(t, resp.Body.Close())
+				require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+				require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+				require.NotEmpty(t, resp.Header.Get("ETag"))
+
+				var got []sdEntry
+				require.NoError(t, json.Unmarshal(body, &got))
+				sl := snap.Slice(col, job)
+				require.NotNil(t, sl, "every collector holds some of 30 targets")
+				require.Len(t, got, len(sl.Targets))
+				for i, tg := range sl.Targets {
+					require.Equal(t, []string{tg.Address}, got[i].Targets, "stable order")
+					require.Equal(t, tg.Labels.Map(), got[i].Labels)
+					require.Equal(t, job, got[i].Labels["job"])
+					require.False(t, seen[tg.Address], "a target is served to one collector")
+					seen[tg.Address] = true
+				}
+			}
+			require.Len(t, seen, 30, "every target is served")
+		})
+	}
+}
+
+func TestJobTargetsEdgeCases(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 3, mkJobs(20, "serviceMonitor/ns/app/0", "one"))
+	// "one" keeps a single target: two collectors hold nothing of it.
+	a.SetJobTargets(map[string][]*allocation.Target{"one": {mkTarget("one", "10.9.9.9:80")}})
+	s := newServer(t, a, nil)
+	h := s.Handler()
+	holder := ""
+	for _, c := range a.Snapshot().Collectors() {
+		if a.Snapshot().Slice(c, "one") != nil {
+			holder = c
+		}
+	}
+	require.NotEmpty(t, holder)
+
+	tests := []struct {
+		name   string
+		target string
+		code   int
+		body   string // exact body, when set
+		check  func(t *testing.T, body []byte)
+	}{
+		{name: "unknown job", target: "/jobs/nope/targets?collector_id=collector-0", code: 200, body: "[]"},
+		{name: "unknown collector", target: "/jobs/one/targets?collector_id=collector-9", code: 200, body: "[]"},
+		{name: "empty collector id", target: "/jobs/one/targets?collector_id=", code: 200, body: "[]"},
+		{name: "collector without targets of the job", target: "/jobs/one/targets?collector_id=" + otherThan(holder), code: 200, body: "[]"},
+		{name: "unescaped slash is another route", target: "/jobs/serviceMonitor/ns/app/0/targets?collector_id=collector-0", code: 404},
+		{name: "bad escape in query", target: "/jobs/one/targets?collector_id=%zz", code: 400},
+		{name: "repeated collector_id", target: "/jobs/one/targets?collector_id=a&collector_id=b", code: 400},
+		{name: "semicolon in query", target: "/jobs/one/targets?collector_id=a;b", code: 400},
+		{name: "other parameters are ignored", target: "/jobs/one/targets?x=1&collector_id=" + holder, code: 200, check: func(t *testing.T, body []byte) {
+			var got []sdEntry
+			require.NoError(t, json.Unmarshal(body, &got))
+			require.Equal(t, []sdEntry{{Targets: []string{"10.9.9.9:80"}, Labels: mkTarget("one", "10.9.9.9:80").Labels.Map()}}, got)
+		}},
+		{name: "without collector_id every collector is listed", target: "/jobs/one/targets", code: 200, check: func(t *testing.T, body []byte) {
+			var got map[string]collectorEntry
+			require.NoError(t, json.Unmarshal(body, &got))
+			require.Len(t, got, 3)
+			for _, c := range a.Snapshot().Collectors() {
+				e, ok := got[c]
+				require.True(t, ok, c)
+				require.Equal(t, "/jobs/one/targets?collector_id="+c, e.Link)
+				require.NotNil(t, e.Targets, "an empty list, not null")
+				if c == holder {
+					require.Len(t, e.Targets, 1)
+				} else {
+					require.Empty(t, e.Targets)
+				}
+			}
+		}},
+		{name: "without collector_id, unknown job", target: "/jobs/nope/targets", code: 200, check: func(t *testing.T, body []byte) {
+			require.JSONEq(t, `{"collector-0":{"_link":"/jobs/nope/targets?collector_id=collector-0","targets":[]},
+				"collector-1":{"_link":"/jobs/nope/targets?collector_id=collector-1","targets":[]},
+				"collector-2":{"_link":"/jobs/nope/targets?collector_id=collector-2","targets":[]}}`, string(body))
+		}},
+		{name: "without collector_id, escaped job", target: "/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets", code: 200, check: func(t *testing.T, body []byte) {
+			var got map[string]collectorEntry
+			require.NoError(t, json.Unmarshal(body, &got))
+			n := 0
+			for c, e := range got {
+				require.Equal(t, "/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets?collector_id="+c, e.Link)
+				n += len(e.Targets)
+			}
+			require.Equal(t, 20, n)
+		}},
+		{name: "jobs", target: "/jobs", code: 200, check: func(t *testing.T, body []byte) {
+			require.JSONEq(t, `{"one":{"_link":"/jobs/one/targets"},
+				"serviceMonitor/ns/app/0":{"_link":"/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets"}}`, string(body))
+		}},
+		{name: "no such route", target: "/nope", code: 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := get(t, h, tc.target)
+			require.Equal(t, tc.code, w.Code, w.Body.String())
+			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
+			if tc.code >= 400 {
+				var e errorBody
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
+				require.NotEmpty(t, e.Error)
+				return
+			}
+			if tc.body != "" {
+				require.Equal(t, tc.body, w.Body.String())
+			}
+			if tc.check != nil {
+				tc.check(t, w.Body.Bytes())
+			}
+		})
+	}
+}
+
+func otherThan(c string) string {
+	for _, o := range []string{"collector-0", "collector-1", "collector-2"} {
+		if o != c {
+			return o
+		}
+	}
+	return ""
+}
+
+func TestETag(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 2, mkJobs(10, "serviceMonitor/ns/app/0"))
+	h := newServer(t, a, &fakeConfigs{ready: true}).Handler()
+	for _, target := range []string{
+		"/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets?collector_id=collector-0",
+		"/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets?collector_id=nobody",
+		"/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets",
+		"/jobs",
+		"/scrape_configs",
+	} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			first := get(t, h, target)
+			require.Equal(t, http.StatusOK, first.Code)
+			etag := first.Header().Get("ETag")
+			require.True(t, strings.HasPrefix(etag, `"`) && strings.HasSuffix(etag, `"`), etag)
+			require.Equal(t, etag, get(t, h, target).Header().Get("ETag"), "stable while nothing changes")
+
+			for _, inm := range []string{etag, "W/" + etag, `"x", ` + etag, "*"} {
+				w := get(t, h, target, "If-None-Match", inm)
+				require.Equal(t, http.StatusNotModified, w.Code, inm)
+				require.Empty(t, w.Body.Bytes())
+				require.Equal(t, etag, w.Header().Get("ETag"))
+			}
+			w := get(t, h, target, "If-None-Match", `"stale"`)
+			require.Equal(t, http.StatusOK, w.Code)
+			require.Equal(t, first.Body.String(), w.Body.String())
+		})
+	}
+}
+
+func TestSliceCacheReuse(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 2, mkJobs(10, "a", "b"))
+	s := newServer(t, a, nil)
+	h := s.Handler()
+	const target = "/jobs/a/targets?collector_id=collector-0"
+	cached := func() *body {
+		sl := a.Snapshot().Slice("collector-0", "a")
+		require.NotNil(t, sl)
+		s.slices.mu.RLock()
+		defer s.slices.mu.RUnlock()
+		return s.slices.entries[sl.Version]
+	}
+
+	w1 := get(t, h, target)
+	b1 := cached()
+	require.NotNil(t, b1)
+	require.Equal(t, string(b1.data), w1.Body.String())
+	get(t, h, target)
+	require.Same(t, b1, cached(), "same Version, same bytes object")
+
+	// Another job changes: a new snapshot, but slice (collector-0, a) keeps
+	// its Version and its cached bytes.
+	gen := a.Snapshot().Generation()
+	a.SetJobTargets(map[string][]*allocation.Target{"b": mkJobs(11, "b")["b"]})
+	require.Greater(t, a.Snapshot().Generation(), gen)
+	get(t, h, target)
+	require.Same(t, b1, cached())
+
+	// Job a changes: rebuilt.
+	a.SetJobTargets(map[string][]*allocation.Target{"a": mkJobs(40, "a")["a"]})
+	w2 := get(t, h, target)
+	b2 := cached()
+	require.NotSame(t, b1, b2)
+	require.NotEqual(t, w1.Body.String(), w2.Body.String())
+	require.NotEqual(t, w1.Header().Get("ETag"), w2.Header().Get("ETag"))
+}
+
+func TestSliceCacheBounded(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 2, mkJobs(4, "a"))
+	s := newServer(t, a, nil)
+	s.slices = newSliceCache(8, s.metrics)
+	h := s.Handler()
+	for i := range 50 {
+		// Every round replaces the job's targets: new slices, new versions.
+		a.SetJobTargets(map[string][]*allocation.Target{"a": mkJobs(4+i, "a")["a"]})
+		for _, c := range []string{"collector-0", "collector-1"} {
+			require.Equal(t, http.StatusOK, get(t, h, "/jobs/a/targets?collector_id="+c).Code)
+		}
+		require.LessOrEqual(t, s.slices.len(), 8)
+	}
+}
+
+func TestConcurrentServingDuringRebalances(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 4, mkJobs(50, "a", "b/c"))
+	h := newServer(t, a, nil).Handler()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				w := get(t, h, "/jobs/b%2Fc/targets?collector_id=collector-1")
+				if w.Code != http.StatusOK || !json.Valid(w.Body.Bytes()) {
+					t.Errorf("got %d %q", w.Code, w.Body.String())
+					return
+				}
+			}
+		})
+	}
+	for i := range 30 {
+		a.SetCollectors(mkCollectors(3 + i%3))
+		a.SetJobTargets(map[string][]*allocation.Target{"b/c": mkJobs(40+i, "b/c")["b/c"]})
+	}
+	close(stop)
+	wg.Wait()
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, panicky{}, nil)
+	for _, target := range []string{"/jobs/a/targets?collector_id=c", "/jobs", "/"} {
+		w := get(t, s.Handler(), target)
+		require.Equal(t, http.StatusInternalServerError, w.Code)
+		require.JSONEq(t, `{"error":"internal error"}`, w.Body.String())
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"", "plain", `q"uote\back`, "ctl\x00\x1f\n\r\t", "<html>&", "ünï\u2028\u2029", "bad\xffutf8"} {
+		got := appendString(nil, in)
+		want, err := json.Marshal(in)
+		require.NoError(t, err)
+		var a, b string
+		require.NoError(t, json.Unmarshal(got, &a), string(got))
+		require.NoError(t, json.Unmarshal(want, &b))
+		require.Equal(t, b, a, "decodes like encoding/json's output")
+	}
+}
+
+func TestQueryParam(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw, value string
+		ok, err    bool
+	}{
+		{raw: "", ok: false},
+		{raw: "collector_id=c-1", value: "c-1", ok: true},
+		{raw: "a=b&collector_id=c%2F1&", value: "c/1", ok: true},
+		{raw: "collector%5Fid=x+y", value: "x y", ok: true},
+		{raw: "collector_id", value: "", ok: true},
+		{raw: "collector_id=a&collector_id=b", err: true},
+		{raw: "collector_id=%zz", err: true},
+		{raw: "x=%zz&collector_id=a", err: true},
+		{raw: "a=1;collector_id=b", err: true},
+	}
+	for _, tc := range tests {
+		v, ok, err := queryParam(tc.raw, "collector_id")
+		if tc.err {
+			require.Error(t, err, tc.raw)
+			continue
+		}
+		require.NoError(t, err, tc.raw)
+		require.Equal(t, tc.ok, ok, tc.raw)
+		require.Equal(t, tc.value, v, tc.raw)
+	}
+}
