@@ -349,42 +349,55 @@ func (a *api) assignment(jobs, collectors []string) (map[string]string, error) {
 	return owner, nil
 }
 
-// checkContract checks the parts of the wire contract the receiver depends on
+// contract checks the parts of the wire contract the receiver depends on
 // beyond the per-collector target lists: /scrape_configs is a JSON object with
 // every job, /jobs links every job under its query-escaped name, the
 // collector-less target listing names every collector, and unknown jobs and
 // collectors get an empty list.
-func (a *api) checkContract(t *testing.T, jobs, collectors []string) {
-	t.Helper()
+func (a *api) contract(jobs, collectors []string) error {
 	var scrapeConfigs map[string]map[string]any
-	require.NoError(t, a.getJSON("/scrape_configs", &scrapeConfigs))
+	if err := a.getJSON("/scrape_configs", &scrapeConfigs); err != nil {
+		return err
+	}
 	for _, job := range jobs {
 		sc, ok := scrapeConfigs[job]
-		require.True(t, ok, "/scrape_configs lacks job %q; has %v", job, keys(scrapeConfigs))
-		require.Equal(t, job, sc["job_name"], "/scrape_configs[%q].job_name", job)
+		if !ok {
+			return fmt.Errorf("/scrape_configs lacks job %q; has %v", job, keys(scrapeConfigs))
+		}
+		if sc["job_name"] != job {
+			return fmt.Errorf("/scrape_configs[%q].job_name is %v", job, sc["job_name"])
+		}
 	}
 
 	var links map[string]map[string]string
-	require.NoError(t, a.getJSON("/jobs", &links))
+	if err := a.getJSON("/jobs", &links); err != nil {
+		return err
+	}
 	for _, job := range jobs {
-		require.Contains(t, links, job, "/jobs")
-		require.Equal(t, jobTargetsPath(job), links[job]["_link"], "/jobs[%q]._link", job)
+		if got, want := links[job]["_link"], jobTargetsPath(job); got != want {
+			return fmt.Errorf("/jobs[%q]._link is %q, want %q; /jobs has %v", job, got, want, keys(links))
+		}
 	}
 
 	for _, job := range jobs {
 		var byCollector map[string]json.RawMessage
-		require.NoError(t, a.getJSON(jobTargetsPath(job), &byCollector))
+		if err := a.getJSON(jobTargetsPath(job), &byCollector); err != nil {
+			return err
+		}
 		for _, c := range collectors {
-			require.Contains(t, byCollector, c, "GET %s without collector_id must name every collector", jobTargetsPath(job))
+			if _, ok := byCollector[c]; !ok {
+				return fmt.Errorf("GET %s without collector_id lacks collector %s; has %v", jobTargetsPath(job), c, keys(byCollector))
+			}
 		}
 	}
 
-	groups, err := a.targets("no such job/0", collectors[0])
-	require.NoError(t, err)
-	require.Empty(t, groups, "unknown job")
-	groups, err = a.targets(jobs[0], "no-such-collector")
-	require.NoError(t, err)
-	require.Empty(t, groups, "unknown collector")
+	if groups, err := a.targets("no such job/0", collectors[0]); err != nil || len(groups) != 0 {
+		return fmt.Errorf("unknown job: got %v, %v; want [] and no error", groups, err)
+	}
+	if groups, err := a.targets(jobs[0], "no-such-collector"); err != nil || len(groups) != 0 {
+		return fmt.Errorf("unknown collector: got %v, %v; want [] and no error", groups, err)
+	}
+	return nil
 }
 
 // expectCollectors checks that the collector-less target listing of every

@@ -157,17 +157,9 @@ func TestServiceMonitor(t *testing.T) {
 	client := newAPI(alloc.url)
 
 	// The job appears once the allocator has read the ServiceMonitor.
-	eventually(t, convergeTimeout, "allocator serves the ServiceMonitor job", func() error {
-		var links map[string]map[string]string
-		if err := client.getJSON("/jobs", &links); err != nil {
-			return err
-		}
-		if _, ok := links[job]; !ok {
-			return fmt.Errorf("/jobs has %v, want %q", keys(links), job)
-		}
-		return nil
+	eventually(t, convergeTimeout, "allocator serves the ServiceMonitor job as the contract says", func() error {
+		return client.contract([]string{job}, collectors)
 	})
-	client.checkContract(t, []string{job}, collectors)
 
 	fleet := startFleet(t, alloc.url, collectors)
 	check := func() error {

@@ -83,7 +83,9 @@ func TestStaticCollectors(t *testing.T) {
 
 	alloc := startAllocator(t, bin, allocatorConfig(steps[0].collectors, scrapeConfigs))
 	client := newAPI(alloc.url)
-	client.checkContract(t, jobNames, steps[0].collectors)
+	eventually(t, convergeTimeout, "allocator serves every job as the contract says", func() error {
+		return client.contract(jobNames, steps[0].collectors)
+	})
 
 	fleet := startFleet(t, alloc.url, all)
 
