@@ -176,7 +176,18 @@ func figures(r *Report, loads []scenario.Measurement, baseN int) []Figure {
 				func(st scenario.Step) float64 { return st.MS }),
 		)
 	}
-	return out
+	// Drop figures with nothing to draw (the ratio of a scenario whose
+	// minima are all 0).
+	kept := out[:0]
+	for _, f := range out {
+		for _, s := range f.Series {
+			if len(s.Points) > 0 {
+				kept = append(kept, f)
+				break
+			}
+		}
+	}
+	return kept
 }
 
 // palette holds distinguishable colors (Okabe–Ito, then greys).

@@ -34,7 +34,8 @@ type Change struct {
 // reference ε): the largest of
 //   - left: kept targets whose collector left, which must move;
 //   - join: ⌊T'·j/N'⌋ for j joining collectors, what the joiners must take
-//     to reach the mean load T'/N';
+//     to reach the mean load T'/N' (at most the kept targets: on the first
+//     assignment nothing can move);
 //   - overload: Σ max(0, kept load − ⌈(1+ε)·T'/N'⌉) over the remaining
 //     collectors that were within the bound ⌈(1+ε)·T/N⌉ before the step:
 //     what they must shed to stay within it.
@@ -201,7 +202,7 @@ func (r *Runner) Apply(c Change) Step {
 			}
 		}
 	}
-	st.Min = Minimum(st.MinLeft, joiners, keptLoad, st.Targets, len(r.collectors), r.eps)
+	st.Min = Minimum(st.MinLeft, joiners, keptLoad, st.Kept, st.Targets, len(r.collectors), r.eps)
 	st.Balance = Balance(Loads(owner, r.collectors))
 	if rep, ok := r.s.(strategy.Reporter); ok {
 		res := rep.Last()
@@ -213,14 +214,15 @@ func (r *Runner) Apply(c Change) Step {
 
 // Minimum is the step minimum described on Step: the largest of the kept
 // targets that left with their collector, the joiners' share of the mean and
-// the overload above the load bound. keptLoad holds, per remaining collector
+// the overload above the load bound. kept is the number of targets present
+// before and after the step; keptLoad holds, per remaining collector
 // that was within the bound before the step, the kept targets it had.
-func Minimum(left, joiners int, keptLoad map[string]int, targets, collectors int, eps float64) int {
+func Minimum(left, joiners int, keptLoad map[string]int, kept, targets, collectors int, eps float64) int {
 	m := left
 	if collectors == 0 {
 		return m
 	}
-	m = max(m, targets*joiners/collectors)
+	m = max(m, min(kept, targets*joiners/collectors))
 	capa, over := Capacity(targets, collectors, eps), 0
 	for _, l := range keptLoad {
 		over += max(0, l-capa)
