@@ -1,9 +1,15 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -205,23 +211,31 @@ var palette = []color.Color{
 
 var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
 
-// render draws the figure to file; the extension picks the format.
+// Figure size: the plot on the left, the legend in a column on the right.
+const (
+	figWidth    = 10 * vg.Inch
+	figHeight   = 4.5 * vg.Inch
+	legendWidth = 2.7 * vg.Inch
+)
+
+// render draws the figure to file; the extension (png or svg) picks the
+// format.
 func render(f Figure, file string) error {
 	p := plot.New()
 	p.Title.Text = f.Title
 	p.X.Label.Text = f.X
 	p.Y.Label.Text = f.Y
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	if f.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = xTicks(f)
 	}
 	if f.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	ymin, ymax := math.Inf(1), math.Inf(-1)
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	drawn := 0
 	for i, s := range f.Series {
 		if len(s.Points) == 0 {
@@ -234,7 +248,6 @@ func render(f Figure, file string) error {
 				y = f.Floor
 			}
 			xys[k] = plotter.XY{X: x, Y: y}
-			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
 		}
 		c := palette[i%len(palette)]
 		line, err := plotter.NewLine(xys)
@@ -242,7 +255,7 @@ func render(f Figure, file string) error {
 			return fmt.Errorf("series %s: %w", s.Name, err)
 		}
 		line.Color = c
-		line.Width = vg.Points(1.2)
+		line.Width = vg.Points(1.3)
 		line.Dashes = dashes[i%len(dashes)]
 		p.Add(line)
 		thumbs := []plot.Thumbnailer{line}
@@ -257,37 +270,52 @@ func render(f Figure, file string) error {
 			p.Add(pts)
 			thumbs = append(thumbs, pts)
 		}
-		p.Legend.Add(s.Name, thumbs...)
+		legend.Add(s.Name, thumbs...)
 		drawn++
 	}
 	if drawn == 0 {
-		p.Add(plotter.NewFunction(func(float64) float64 { return 1 }))
-		ymin, ymax = 1, 1
+		return fmt.Errorf("figure %s: nothing to draw", f.ID)
 	}
-	// Leave the top of the plot to the legend.
-	entries := float64(max(drawn, 1))
-	share := math.Min(0.75, 0.07*entries+0.08)
-	if f.LogY {
-		lo, hi := math.Log10(ymin), math.Log10(ymax)
-		if hi-lo < 1 {
-			hi = lo + 1
-		}
-		p.Y.Min = math.Pow(10, lo)
-		p.Y.Max = math.Pow(10, lo+(hi-lo)/(1-share))
-	} else {
-		if ymin > 0 && ymin/math.Max(ymax, 1e-300) > 0.5 {
-			// Balance-like values: keep the bottom near the data.
-			ymin = math.Max(0, ymin-(ymax-ymin)*0.1-0.01)
-		} else {
-			ymin = math.Min(0, ymin)
-		}
-		if ymax <= ymin {
-			ymax = ymin + 1
-		}
-		p.Y.Min = ymin
-		p.Y.Max = ymin + (ymax-ymin)/(1-share)
+	if !f.LogY && p.Y.Min > 0 && p.Y.Min/p.Y.Max < 0.5 {
+		p.Y.Min = 0
 	}
-	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
+
+	format := strings.TrimPrefix(filepath.Ext(file), ".")
+	cw, err := draw.NewFormattedCanvas(figWidth, figHeight, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(cw)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	legend.Draw(draw.Crop(dc, figWidth-legendWidth+vg.Points(8), 0, 0, -vg.Points(20)))
+
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := cw.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// xTicks labels a log x axis at the measured values (the collector counts).
+func xTicks(f Figure) plot.Ticker {
+	seen := map[float64]bool{}
+	var ticks plot.ConstantTicks
+	for _, s := range f.Series {
+		for _, p := range s.Points {
+			if !seen[p[0]] {
+				seen[p[0]] = true
+				ticks = append(ticks, plot.Tick{Value: p[0], Label: strconv.FormatFloat(p[0], 'g', -1, 64)})
+			}
+		}
+	}
+	slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	return ticks
 }
 
 var shapes = []draw.GlyphDrawer{
