@@ -279,6 +279,14 @@ func render(f Figure, file string) error {
 	if !f.LogY && p.Y.Min > 0 && p.Y.Min/p.Y.Max < 0.5 {
 		p.Y.Min = 0
 	}
+	// A log axis needs a positive, non-empty range: gonum widens an empty
+	// one by ±0.5, which can cross zero.
+	if f.LogY && p.Y.Max <= p.Y.Min*1.01 {
+		p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
+	}
+	if f.LogX && p.X.Max <= p.X.Min*1.01 {
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
 
 	format := strings.TrimPrefix(filepath.Ext(file), ".")
 	cw, err := draw.NewFormattedCanvas(figWidth, figHeight, format)
