@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/gin-gonic/gin"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary owns its process: quiet gin's debug printing as
+	// cmd/allocator does.
+	gin.SetMode(gin.ReleaseMode)
 	goleak.VerifyTestMain(m,
 		// klog (linked in through the kubernetes SD used by the scrape
 		// config fixtures) starts its flush daemon at init.
