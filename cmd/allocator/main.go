@@ -1,15 +1,94 @@
-// Command allocator runs service discovery and serves each collector its share
-// of the scrape targets.
+// Command allocator runs Prometheus and prometheus-operator service discovery
+// and serves each collector its share of the scrape targets, in the format
+// the OpenTelemetry Collector's Prometheus receiver polls.
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/shardwise/shardwise/internal/app"
 )
 
-func main() { os.Exit(run()) }
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
-func run() int {
-	fmt.Fprintln(os.Stderr, "allocator: not wired yet")
-	return 1
+// run parses flags and runs the allocator; it returns the process exit code.
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("allocator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config-file", "/conf/targetallocator.yaml", "The allocator config file (the keys of the OpenTelemetry Operator's targetallocator.yaml).")
+	listenAddr := fs.String("listen-addr", "", "The address the HTTP API listens on; overrides listen_addr in the config file.")
+	logLevel := fs.String("log-level", "info", "Log level: debug, info, warn or error.")
+	logFormat := fs.String("log-format", "text", "Log format: text or json.")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "allocator: --log-level: %v\n", err)
+		return 2
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler
+	switch strings.ToLower(*logFormat) {
+	case "text":
+		handler = slog.NewTextHandler(stderr, hopts)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, hopts)
+	default:
+		fmt.Fprintf(stderr, "allocator: --log-format: want text or json, got %q\n", *logFormat)
+		return 2
+	}
+	log := slog.New(handler)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	err := app.Run(ctx, app.Options{
+		ConfigFile: *configFile,
+		ListenAddr: *listenAddr,
+		Logger:     log,
+		Registry:   reg,
+		Ready: func(addr string) {
+			log.Info("serving; status page at " + statusURL(addr))
+		},
+	})
+	if err != nil {
+		log.Error("allocator stopped", "err", err)
+		return 1
+	}
+	log.Info("allocator stopped")
+	return 0
+}
+
+// statusURL turns a listen address into a URL a person can open.
+func statusURL(addr string) string {
+	host, port, found := strings.Cut(addr, "]:")
+	if found { // [::]:8080
+		host = strings.TrimPrefix(host, "[")
+	} else if i := strings.LastIndex(addr, ":"); i >= 0 {
+		host, port = addr[:i], addr[i+1:]
+	}
+	switch host {
+	case "", "0.0.0.0", "::":
+		host = "localhost"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return "http://" + host + ":" + port + "/"
 }

@@ -1,0 +1,334 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/prometheus/client_golang/prometheus"
+	promconfig "github.com/prometheus/prometheus/config"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/server"
+)
+
+// Options configure Run.
+type Options struct {
+	// ConfigFile is the allocator config file; it is watched and reloaded.
+	ConfigFile string
+	// ListenAddr, when set, overrides the file's listen_addr.
+	ListenAddr string
+	// Logger receives the logs; nil discards them.
+	Logger *slog.Logger
+	// Registry receives every metric and serves /metrics; nil makes a private one.
+	Registry *prometheus.Registry
+	// ReloadDelay coalesces bursts of file events into one reload; zero means 250ms.
+	ReloadDelay time.Duration
+	// CoalesceInterval is discovery's least time between updates; zero means
+	// discovery's default (1s).
+	CoalesceInterval time.Duration
+	// Ready, when set, is called once with the addresses the server listens on.
+	Ready func(httpAddr string)
+}
+
+// Run loads the config file and runs the allocator until ctx is done. It
+// returns an error when the initial config is invalid or a component fails;
+// nil after a clean shutdown.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	if opts.ReloadDelay <= 0 {
+		opts.ReloadDelay = 250 * time.Millisecond
+	}
+	log := opts.Logger
+
+	cfg, err := loadConfig(opts.ConfigFile)
+	if err != nil {
+		return err
+	}
+	if opts.ListenAddr != "" {
+		cfg.ListenAddr = opts.ListenAddr
+	}
+
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return err
+	}
+	m.reloads.WithLabelValues("success").Inc()
+	m.reloadTimestamp.SetToCurrentTime()
+
+	dm, err := discovery.NewMetrics(opts.Registry)
+	if err != nil {
+		return fmt.Errorf("discovery metrics: %w", err)
+	}
+	mgr, err := discovery.NewManager(discovery.ManagerOptions{
+		Logger:           log.With("component", "discovery"),
+		Metrics:          dm,
+		FilterStrategy:   cfg.Discovery.FilterStrategy,
+		CoalesceInterval: opts.CoalesceInterval,
+		KubeConfigFile:   cfg.KubeConfigFilePath,
+	})
+	if err != nil {
+		return fmt.Errorf("discovery: %w", err)
+	}
+	if err := mgr.ApplyConfig(promConfig(cfg)); err != nil {
+		return fmt.Errorf("config file %s: %w", opts.ConfigFile, err)
+	}
+
+	alloc, err := allocation.New(cfg.allocationOptions())
+	if err != nil {
+		return err
+	}
+	st := &state{}
+	st.alloc.Store(alloc)
+
+	var https *server.HTTPSOptions
+	if cfg.HTTPS.Enabled {
+		https = &server.HTTPSOptions{
+			ListenAddr: cfg.HTTPS.ListenAddr,
+			CAFile:     cfg.HTTPS.CAFilePath,
+			CertFile:   cfg.HTTPS.TLSCertFilePath,
+			KeyFile:    cfg.HTTPS.TLSKeyFilePath,
+		}
+	}
+	if cfg.AllowInsecureAuthSecrets {
+		log.Warn("allow_insecure_auth_secrets is set: scrape config secrets are served in clear text over plain HTTP")
+	}
+	srv, err := server.New(server.Options{
+		Assignments:          st,
+		ScrapeConfigs:        st,
+		ListenAddr:           cfg.ListenAddr,
+		HTTPS:                https,
+		AllowInsecureSecrets: cfg.AllowInsecureAuthSecrets,
+		Logger:               log.With("component", "server"),
+		Registerer:           opts.Registry,
+		Gatherer:             opts.Registry,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+
+	l := &loop{
+		log:     log,
+		metrics: m,
+		mgr:     mgr,
+		state:   st,
+		cfg:     cfg,
+		path:    opts.ConfigFile,
+		targets: map[string][]*allocation.Target{},
+	}
+	reload := make(chan struct{}, 1)
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return mgr.Run(ctx) })
+	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return watchFile(ctx, log, opts.ConfigFile, opts.ReloadDelay, reload) })
+	g.Go(func() error { return l.run(ctx, reload) })
+	if opts.Ready != nil {
+		opts.Ready(cfg.ListenAddr)
+	}
+	return g.Wait()
+}
+
+// promConfig is the `config:` block, nil when absent.
+func promConfig(c *config) *promconfig.Config {
+	if c.Discovery.PromConfig == nil {
+		return nil
+	}
+	return c.Discovery.PromConfig.Config
+}
+
+// state is what the server reads: the current allocator (replaced when the
+// allocation settings change) and the current job set.
+type state struct {
+	alloc   atomic.Pointer[allocation.Allocator]
+	configs atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
+}
+
+var (
+	_ server.Assignments   = (*state)(nil)
+	_ server.ScrapeConfigs = (*state)(nil)
+)
+
+// Snapshot implements server.Assignments.
+func (s *state) Snapshot() *allocation.Snapshot { return s.alloc.Load().Snapshot() }
+
+// ScrapeConfigs implements server.ScrapeConfigs.
+func (s *state) ScrapeConfigs() (map[string]*promconfig.ScrapeConfig, bool) {
+	p := s.configs.Load()
+	if p == nil {
+		return nil, false
+	}
+	return *p, true
+}
+
+// loop owns the allocator's inputs: only its goroutine writes to the
+// allocator, so updates are applied in order.
+type loop struct {
+	log     *slog.Logger
+	metrics *metrics
+	mgr     *discovery.Manager
+	state   *state
+	path    string
+
+	cfg        *config                         // the config in force
+	targets    map[string][]*allocation.Target // the latest target set, to rebuild the allocator
+	collectors []allocation.Collector
+}
+
+func (l *loop) run(ctx context.Context, reload <-chan struct{}) error {
+	l.setCollectors(staticCollectors(l.cfg))
+	if len(l.collectors) == 0 {
+		l.log.Warn("no collectors: set `collectors` (a static list) in the config file; targets stay unassigned until there are collectors")
+	}
+	updates := l.mgr.Updates()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case u, ok := <-updates:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return errors.New("discovery stopped")
+			}
+			l.apply(u)
+		case <-reload:
+			l.reload()
+		}
+	}
+}
+
+func (l *loop) apply(u discovery.Update) {
+	if u.ScrapeConfigs != nil {
+		jobs := u.ScrapeConfigs
+		l.state.configs.Store(&jobs)
+	}
+	if len(u.Targets) == 0 {
+		return
+	}
+	for job, ts := range u.Targets {
+		if len(ts) == 0 {
+			delete(l.targets, job)
+		} else {
+			l.targets[job] = ts
+		}
+	}
+	a := l.state.alloc.Load()
+	res := a.SetJobTargets(u.Targets)
+	l.observe(res, a)
+}
+
+func (l *loop) setCollectors(cs []allocation.Collector) {
+	l.collectors = cs
+	a := l.state.alloc.Load()
+	res := a.SetCollectors(cs)
+	l.observe(res, a)
+}
+
+func (l *loop) observe(res allocation.Result, a *allocation.Allocator) {
+	l.metrics.observe(res, a.Snapshot())
+	l.log.Debug("rebalanced", "targets", res.Targets, "collectors", res.Collectors, "moved", res.Moved, "min", res.Min, "unassigned", res.Unassigned, "duration", res.Duration)
+}
+
+// reload reads the config file again. On any error the config in force stays.
+func (l *loop) reload() {
+	next, err := loadConfig(l.path)
+	if err == nil {
+		err = l.applyConfig(next)
+	}
+	if err != nil {
+		l.metrics.reloads.WithLabelValues("failure").Inc()
+		l.log.Error("config reload failed; keeping the last good config", "file", l.path, "err", err)
+		return
+	}
+	l.metrics.reloads.WithLabelValues("success").Inc()
+	l.metrics.reloadTimestamp.SetToCurrentTime()
+	l.log.Info("config reloaded", "file", l.path)
+}
+
+func (l *loop) applyConfig(next *config) error {
+	prev := l.cfg
+	if next.allocationOptions() != prev.allocationOptions() {
+		a, err := allocation.New(next.allocationOptions())
+		if err != nil {
+			return err
+		}
+		a.SetCollectors(l.collectors)
+		res := a.SetJobTargets(maps.Clone(l.targets))
+		l.state.alloc.Store(a)
+		l.observe(res, a)
+		l.log.Info("allocation settings changed", "strategy", next.AllocationStrategy, "fallback", next.AllocationFallbackStrategy, "epsilon", next.BalanceEpsilon)
+	}
+	if err := l.mgr.ApplyConfig(promConfig(next)); err != nil {
+		return err
+	}
+	if cs := staticCollectors(next); !reflect.DeepEqual(cs, l.collectors) {
+		l.setCollectors(cs)
+	}
+	for key, changed := range map[string]bool{
+		"listen_addr":                 next.ListenAddr != prev.ListenAddr,
+		"https":                       next.HTTPS != prev.HTTPS,
+		"filter_strategy":             next.Discovery.FilterStrategy != prev.Discovery.FilterStrategy,
+		"allow_insecure_auth_secrets": next.AllowInsecureAuthSecrets != prev.AllowInsecureAuthSecrets,
+	} {
+		if changed {
+			l.log.Warn("config key changed; it takes effect after a restart", "key", key)
+		}
+	}
+	l.cfg = next
+	return nil
+}
+
+func staticCollectors(c *config) []allocation.Collector {
+	var cs []allocation.Collector
+	for _, s := range c.Discovery.Collector.Collectors {
+		cs = append(cs, allocation.Collector{Name: s.Name, Node: s.Node})
+	}
+	return cs
+}
+
+// watchFile signals reload when the file at path may have changed. It
+// watches the directory, since Kubernetes updates mounted ConfigMaps by
+// swapping a symlink, and coalesces bursts of events over delay.
+func watchFile(ctx context.Context, log *slog.Logger, path string, delay time.Duration, reload chan<- struct{}) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch config file: %w", err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("watch config file: %w", err)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-w.Errors:
+			log.Warn("config file watcher", "err", err)
+		case <-w.Events:
+			timer.Reset(delay)
+		case <-timer.C:
+			select {
+			case reload <- struct{}{}:
+			default: // a reload is already pending
+			}
+		}
+	}
+}
