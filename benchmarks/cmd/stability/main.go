@@ -26,6 +26,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/benchmarks/internal/report"
 	"github.com/shardwise/shardwise/benchmarks/internal/scenario"
 	"github.com/shardwise/shardwise/benchmarks/internal/strategy"
@@ -40,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		targets    = fs.Int("targets", 100000, "number of targets")
 		collectors = fs.String("collectors", "3,10,30,100", "comma-separated collector counts for the table")
 		strat      = fs.String("strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
-		epsilon    = fs.Float64("epsilon", 0.05, "load bound ε of consistent-hashing, and the reference ε of every minimum")
+		epsilon    = fs.String("epsilon", "0.05", "load bound ε of consistent-hashing; a comma-separated list runs consistent-hashing once per ε in the same process. The first ε is the reference ε of every minimum")
 		asJSON     = fs.Bool("json", false, "print JSON: one object per collector count, or per scenario step")
 		scen       = fs.String("scenario", "", "run a scenario over the strategies: one of scale, restart, churn, job, trace, or all")
 		reportDir  = fs.String("report", "", "write the HTML report with PNG/SVG plots and report.json into this directory")
@@ -64,8 +65,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("-collectors: %w", err))
 	}
-	if *targets < 1 || *jobs < 1 || *n < 2 || *traceSteps < 1 || *epsilon <= 0 {
-		return fail(errors.New("-targets, -jobs, -trace-steps and -epsilon must be positive and -n at least 2"))
+	epsList, err := parseFloats(*epsilon)
+	if err != nil {
+		return fail(fmt.Errorf("-epsilon: %w", err))
+	}
+	if *targets < 1 || *jobs < 1 || *n < 2 || *traceSteps < 1 {
+		return fail(errors.New("-targets, -jobs and -trace-steps must be positive and -n at least 2"))
 	}
 	strategySet := false
 	fs.Visit(func(f *flag.Flag) { strategySet = strategySet || f.Name == "strategy" })
@@ -75,13 +80,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var factories []strategy.Factory
 	for _, name := range names {
-		f := strategy.Factory{Name: strings.TrimSpace(name), Epsilon: *epsilon}
-		if _, err := f.New(); err != nil {
-			return fail(err)
+		name = strings.TrimSpace(name)
+		eps := epsList[:1]
+		if name == allocation.ConsistentHashing {
+			eps = epsList
 		}
-		factories = append(factories, f)
+		for _, e := range eps {
+			f := strategy.Factory{Name: name, Epsilon: e}
+			if _, err := f.New(); err != nil {
+				return fail(err)
+			}
+			factories = append(factories, f)
+		}
 	}
-	cfg := scenario.Config{Targets: *targets, Jobs: *jobs, Seed: *seed, Epsilon: *epsilon, Collectors: *n, TraceSteps: *traceSteps}
+	cfg := scenario.Config{Targets: *targets, Jobs: *jobs, Seed: *seed, Epsilon: epsList[0], Collectors: *n, TraceSteps: *traceSteps}
 
 	var scenarios []scenario.Scenario
 	switch *scen {
@@ -117,7 +129,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runScenarios(scenarios, factories, cfg, *asJSON, stdout, fail)
 	default:
 		if *asJSON && len(factories) > 1 {
-			return fail(errors.New("-json prints rows for one strategy; name one with -strategy"))
+			return fail(errors.New("-json prints rows for one strategy; name one with -strategy and at most one -epsilon"))
 		}
 		return runTable(factories, cfg, ns, *asJSON, stdout, fail)
 	}

@@ -52,6 +52,8 @@ func TestModes(t *testing.T) {
 		{"unknown scenario", []string{"-scenario", "nope"}, 1, ""},
 		{"json with many strategies", []string{"-targets", "300", "-strategy", "all", "-json"}, 1, ""},
 		{"bad collectors", []string{"-collectors", "3,x"}, 1, ""},
+		{"epsilon list", []string{"-targets", "300", "-collectors", "3", "-epsilon", "0.05,0.2"}, 0, "consistent-hashing ε=0.2"},
+		{"json with many epsilons", []string{"-targets", "300", "-epsilon", "0.05,0.2", "-json"}, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
