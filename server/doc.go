@@ -3,4 +3,24 @@
 // /jobs/<job>/targets), plus health, metrics, pprof and a status page.
 // It is the only package that knows gin. It reads allocation results through a
 // small read-only interface and never waits on a rebalance.
+//
+// Invariants:
+//   - Job names arrive query-escaped in the raw path
+//     (/jobs/serviceMonitor%2Fns%2Fapp%2F0/targets); the router matches the
+//     escaped path and the segment is url.QueryUnescape'd, so names with '/',
+//     '+', '%' and spaces round-trip.
+//   - /jobs/<job>/targets?collector_id=X always answers 200 with a JSON list
+//     ([] for an unknown job or collector) in the slice's stable order. Its
+//     bytes are serialized once per allocation.Slice Version and served from
+//     a bounded cache with a content-hash ETag; the hot path does no JSON
+//     encoding. Only a malformed request gets a 400 with {"error": "..."}.
+//   - /scrape_configs always answers a JSON object. Secrets are "<secret>"
+//     unless the request came over verified mutual TLS or insecure delivery
+//     was allowed; the decision is per request and per Server, never the
+//     process-global prometheus/common config.MarshalSecretValue.
+//   - The package mutates no process-wide state: not gin's mode or writers,
+//     not the default Prometheus registry. The process owner (cmd/allocator)
+//     calls gin.SetMode(gin.ReleaseMode) once at start-up; a library must not.
+//     (Importing net/http/pprof registers its handlers on
+//     http.DefaultServeMux, which the server does not serve.)
 package server
