@@ -43,9 +43,13 @@ func init() {
 	setUTF8Validation()
 }
 
+// setUTF8Validation writes the global only when it differs, so concurrent
+// loads do not race once it is set (it only changes in package inits).
 func setUTF8Validation() {
 	//nolint:staticcheck // Prometheus' config loader still reads the global.
-	model.NameValidationScheme = model.UTF8Validation
+	if model.NameValidationScheme != model.UTF8Validation {
+		model.NameValidationScheme = model.UTF8Validation //nolint:staticcheck // see above
+	}
 }
 
 // Config holds the keys of the allocator config file that this package owns.

@@ -1,0 +1,336 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	promconfig "github.com/prometheus/prometheus/config"
+	promdiscovery "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/kubernetes"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+
+	"github.com/shardwise/shardwise/allocation"
+)
+
+// Update is one change of the discovered state, sent on Manager.Updates.
+// Its maps and slices are immutable once sent.
+type Update struct {
+	// ScrapeConfigs is the whole job set (file-configured jobs and
+	// prometheus-operator-generated jobs) when it changed since the previous
+	// Update, nil when it did not. The first Update always carries it.
+	ScrapeConfigs map[string]*promconfig.ScrapeConfig
+	// Targets holds the jobs whose target set changed, each with its complete
+	// target set sorted by Hash; an empty slice means the job now has no
+	// targets (or was removed). The first Update holds every job.
+	Targets map[string][]*allocation.Target
+}
+
+// ManagerOptions configure a Manager.
+type ManagerOptions struct {
+	// Logger receives the logs; nil discards them.
+	Logger *slog.Logger
+	// Metrics is where the Manager and Prometheus' service discovery report;
+	// nil registers on a private registry.
+	Metrics *Metrics
+	// FilterStrategy is FilterRelabelConfig (the default when empty) or FilterNone.
+	FilterStrategy string
+	// CoalesceInterval is the least time between two Updates: bursts of
+	// discovery changes within it become one Update. Zero means
+	// DefaultCoalesceInterval.
+	CoalesceInterval time.Duration
+	// FirstSyncTimeout bounds how long the first Update waits for service
+	// discovery to report once. Zero means 10s.
+	FirstSyncTimeout time.Duration
+	// KubeConfigFile, when set, is given to the kubernetes_sd configs that
+	// prometheus-operator generates (they carry no API server), for runs
+	// outside a cluster.
+	KubeConfigFile string
+}
+
+// Source names of scrape configs.
+const (
+	SourceFile     = "file"
+	SourceOperator = "prometheus-operator"
+)
+
+// Manager runs Prometheus service discovery for the union of file-configured
+// and prometheus-operator-generated jobs, applies the relabel filter, and
+// sends Updates.
+//
+// Contracts:
+//   - ApplyConfig and ApplyOperatorConfig may be called at any time, before or
+//     during Run, from any goroutine. On error they change nothing: the last
+//     good job set stays in use.
+//   - Run may be called once. It returns nil when ctx is done, after which
+//     the Updates channel is closed.
+//   - The first Update is sent once service discovery has reported for the
+//     first time (or at once when there are no jobs, or after
+//     FirstSyncTimeout); it carries ScrapeConfigs and every job's targets.
+//     Later Updates carry only what changed, at most one per
+//     CoalesceInterval. If the consumer is slow, pending changes are merged,
+//     never dropped.
+type Manager struct {
+	log      *slog.Logger
+	metrics  *Metrics
+	opts     ManagerOptions
+	sd       *promdiscovery.Manager
+	sdCancel context.CancelFunc
+	updates  chan Update
+	trigger  chan struct{} // capacity 1: the job set changed
+
+	mu           sync.Mutex // guards the fields below
+	fileJobs     map[string]*promconfig.ScrapeConfig
+	operatorJobs map[string]*promconfig.ScrapeConfig
+	jobs         map[string]*promconfig.ScrapeConfig // union, immutable once published
+	jobsChanged  bool                                // jobs differs from what the filter has
+	configured   bool                                // ApplyConfig or ApplyOperatorConfig was called
+
+	filter *Filter // owned by Run
+}
+
+// NewManager returns a Manager; call Run to start it.
+func NewManager(opts ManagerOptions) (*Manager, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		m, err := NewMetrics(nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Metrics = m
+	}
+	if opts.CoalesceInterval <= 0 {
+		opts.CoalesceInterval = DefaultCoalesceInterval
+	}
+	if opts.FirstSyncTimeout <= 0 {
+		opts.FirstSyncTimeout = 10 * time.Second
+	}
+	switch opts.FilterStrategy {
+	case "", FilterRelabelConfig, FilterNone:
+	default:
+		return nil, fmt.Errorf("%w: filter_strategy: unknown strategy %q", ErrConfig, opts.FilterStrategy)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sd := promdiscovery.NewManager(ctx, opts.Logger.With("component", "service-discovery"), opts.Metrics.reg, opts.Metrics.sd,
+		promdiscovery.Updatert(opts.CoalesceInterval))
+	if sd == nil {
+		cancel()
+		return nil, errors.New("create service discovery manager: metrics registration failed (one Manager per Metrics)")
+	}
+	return &Manager{
+		log:          opts.Logger,
+		metrics:      opts.Metrics,
+		opts:         opts,
+		sd:           sd,
+		sdCancel:     cancel,
+		updates:      make(chan Update),
+		trigger:      make(chan struct{}, 1),
+		fileJobs:     map[string]*promconfig.ScrapeConfig{},
+		operatorJobs: map[string]*promconfig.ScrapeConfig{},
+		jobs:         map[string]*promconfig.ScrapeConfig{},
+		filter:       NewFilter(opts.FilterStrategy),
+	}, nil
+}
+
+// Updates returns the channel of Updates. Run closes it when it returns.
+func (m *Manager) Updates() <-chan Update { return m.updates }
+
+// ScrapeConfigs returns the current job set: file-configured jobs and
+// prometheus-operator jobs (a file job wins on a name clash). The map is
+// immutable; it is empty before the first ApplyConfig.
+func (m *Manager) ScrapeConfigs() map[string]*promconfig.ScrapeConfig {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jobs
+}
+
+// ApplyConfig sets the file-configured jobs from the `config:` block; nil
+// means none.
+func (m *Manager) ApplyConfig(cfg *promconfig.Config) error {
+	jobs := map[string]*promconfig.ScrapeConfig{}
+	if cfg != nil {
+		for _, sc := range cfg.ScrapeConfigs {
+			if _, dup := jobs[sc.JobName]; dup {
+				m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
+				return fmt.Errorf("%w: config: duplicate job %q", ErrConfig, sc.JobName)
+			}
+			jobs[sc.JobName] = sc
+		}
+	}
+	return m.apply(SourceFile, jobs)
+}
+
+// ApplyOperatorConfig sets the jobs generated from prometheus-operator
+// resources. It is called by OperatorWatcher.
+func (m *Manager) ApplyOperatorConfig(scs []*promconfig.ScrapeConfig) error {
+	jobs := make(map[string]*promconfig.ScrapeConfig, len(scs))
+	for _, sc := range scs {
+		if m.opts.KubeConfigFile != "" {
+			for _, c := range sc.ServiceDiscoveryConfigs {
+				if k, ok := c.(*kubernetes.SDConfig); ok && k.APIServer.URL == nil && k.KubeConfig == "" {
+					k.KubeConfig = m.opts.KubeConfigFile
+				}
+			}
+		}
+		jobs[sc.JobName] = sc
+	}
+	return m.apply(SourceOperator, jobs)
+}
+
+func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	file, op := m.fileJobs, m.operatorJobs
+	if source == SourceFile {
+		file = jobs
+	} else {
+		op = jobs
+	}
+	union := make(map[string]*promconfig.ScrapeConfig, len(file)+len(op))
+	maps.Copy(union, op)
+	for name, sc := range file {
+		if _, clash := op[name]; clash {
+			m.log.Warn("a file-configured job hides a prometheus-operator job of the same name", "job", name)
+		}
+		union[name] = sc
+	}
+	sdCfg := make(map[string]promdiscovery.Configs, len(union))
+	for name, sc := range union {
+		sdCfg[name] = sc.ServiceDiscoveryConfigs
+	}
+	if err := m.sd.ApplyConfig(sdCfg); err != nil {
+		m.metrics.configErrors.WithLabelValues(source).Inc()
+		return fmt.Errorf("apply service discovery config: %w", err)
+	}
+	m.fileJobs, m.operatorJobs = file, op
+	if !m.configured || !maps.EqualFunc(union, m.jobs, sameScrapeConfig) {
+		m.jobs = union
+		m.jobsChanged = true
+	}
+	m.configured = true
+	select {
+	case m.trigger <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Run runs service discovery and sends Updates until ctx is done.
+func (m *Manager) Run(ctx context.Context) error {
+	defer close(m.updates)
+	defer m.sdCancel()
+	sdDone := make(chan error, 1)
+	go func() { sdDone <- m.sd.Run() }()
+	defer func() {
+		m.sdCancel()
+		<-sdDone
+	}()
+
+	var (
+		groups     map[string][]*targetgroup.Group
+		synced     bool // service discovery reported at least once
+		sentFirst  bool
+		pending    *Update
+		dirty      bool
+		lastPass   time.Time
+		timer      = time.NewTimer(m.opts.FirstSyncTimeout)
+		firstTimer = timer.C
+		coalesce   <-chan time.Time
+	)
+	defer timer.Stop()
+	for {
+		var (
+			out  chan Update
+			next Update
+		)
+		if pending != nil {
+			out, next = m.updates, *pending
+		}
+		ready := sentFirst || synced || firstTimer == nil || m.noJobs()
+		if dirty && ready && coalesce == nil {
+			wait := m.opts.CoalesceInterval - time.Since(lastPass)
+			if !sentFirst || wait <= 0 {
+				pending = m.pass(groups, pending, !sentFirst)
+				sentFirst, dirty, lastPass = true, false, time.Now()
+				continue
+			}
+			coalesce = time.After(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case g := <-m.sd.SyncCh():
+			groups, synced, dirty = g, true, true
+			firstTimer = nil
+		case <-m.trigger:
+			dirty = true
+		case <-firstTimer:
+			firstTimer = nil
+			m.log.Warn("service discovery did not report in time; publishing the first update without it", "timeout", m.opts.FirstSyncTimeout)
+		case <-coalesce:
+			coalesce = nil
+			if dirty {
+				pending = m.pass(groups, pending, false)
+				dirty, lastPass = false, time.Now()
+			}
+		case out <- next:
+			m.metrics.updates.Inc()
+			pending = nil
+		}
+	}
+}
+
+func (m *Manager) noJobs() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.configured && len(m.jobs) == 0
+}
+
+// pass runs the filter and merges its result into pending.
+func (m *Manager) pass(groups map[string][]*targetgroup.Group, pending *Update, first bool) *Update {
+	start := time.Now()
+	m.mu.Lock()
+	jobs, changed := m.jobs, m.jobsChanged
+	m.jobsChanged = false
+	m.mu.Unlock()
+	if changed {
+		m.filter.ApplyConfig(jobs)
+	}
+	targets := m.filter.Process(groups)
+	if first {
+		for name := range jobs {
+			if _, ok := targets[name]; !ok {
+				targets[name] = m.filter.Targets(name)
+				if targets[name] == nil {
+					targets[name] = []*allocation.Target{}
+				}
+			}
+		}
+	}
+	for name, ts := range targets {
+		if _, ok := jobs[name]; ok {
+			m.metrics.targets.WithLabelValues(name).Set(float64(len(ts)))
+		} else {
+			m.metrics.targets.DeleteLabelValues(name)
+		}
+	}
+	m.metrics.passDuration.Observe(time.Since(start).Seconds())
+	if len(targets) == 0 && !changed && !first {
+		return pending
+	}
+	if pending == nil {
+		pending = &Update{Targets: map[string][]*allocation.Target{}}
+	}
+	maps.Copy(pending.Targets, targets)
+	if changed || first {
+		pending.ScrapeConfigs = jobs
+	}
+	m.log.Debug("discovery pass", "changed_jobs", len(targets), "duration", time.Since(start))
+	return pending
+}
