@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	commonconfig "github.com/prometheus/common/config"
@@ -249,4 +250,31 @@ func TestReadyz(t *testing.T) {
 
 	without := newServer(t, newAllocator(t, 1, nil), nil).Handler()
 	require.Equal(t, http.StatusOK, get(t, without, "/readyz").Code, "nothing to wait for")
+}
+
+func TestScrapeConfigsConcurrentChanges(t *testing.T) {
+	t.Parallel()
+	sets := []map[string]*promconfig.ScrapeConfig{
+		loadFixture(t, fixtureYAML),
+		loadFixture(t, strings.Replace(fixtureYAML, "15s", "25s", 1)),
+		{},
+	}
+	src := &fakeConfigs{m: sets[0], ready: true}
+	h := newServer(t, newAllocator(t, 1, nil), src).Handler()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				w := get(t, h, "/scrape_configs")
+				if w.Code != http.StatusOK || !json.Valid(w.Body.Bytes()) || !strings.HasPrefix(w.Body.String(), "{") {
+					t.Errorf("got %d %q", w.Code, w.Body.String())
+					return
+				}
+			}
+		})
+	}
+	for i := range 30 {
+		src.set(sets[i%len(sets)], true)
+	}
+	wg.Wait()
 }

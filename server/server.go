@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -200,13 +201,16 @@ func (s *Server) Run(ctx context.Context) error {
 	s.running = true
 	s.mu.Unlock()
 
+	if ctx.Err() != nil {
+		return nil // stopped before it started
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.opts.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.opts.ListenAddr, err)
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	servers := []*http.Server{{Handler: s.engine, ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog}}
+	servers := []*http.Server{s.httpServer(errLog, nil)}
 	listeners := []net.Listener{ln}
 	s.httpAddr = ln.Addr()
 	if s.tls != nil {
@@ -222,7 +226,7 @@ func (s *Server) Run(ctx context.Context) error {
 				return s.tls.config()
 			},
 		}
-		servers = append(servers, &http.Server{Handler: s.engine, ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog, TLSConfig: tlsConfig})
+		servers = append(servers, s.httpServer(errLog, tlsConfig))
 		listeners = append(listeners, tls.NewListener(tln, tlsConfig))
 	}
 	close(s.listening)
@@ -256,6 +260,19 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Info("server stopped")
 	return runErr
+}
+
+// httpServer returns an http.Server for the engine. There is no write
+// timeout: pprof profiles stream for as long as asked. Idle keep-alive
+// connections (collectors poll every interval) are closed after a while.
+func (s *Server) httpServer(errLog *log.Logger, tlsConfig *tls.Config) *http.Server {
+	return &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		ErrorLog:          errLog,
+		TLSConfig:         tlsConfig,
+	}
 }
 
 // addrs waits until Run has bound its listeners and returns their addresses.

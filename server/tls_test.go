@@ -247,6 +247,11 @@ func TestRunStopsOnCancel(t *testing.T) {
 	_, err = plain.Get("http://" + h.String() + "/livez")
 	require.Error(t, err, "listener closed")
 
+	// Stopped before it started: nothing to serve, no error.
+	stopped, stop := context.WithCancel(t.Context())
+	stop()
+	require.NoError(t, newServer(t, newAllocator(t, 1, nil), nil, func(o *Options) { o.ListenAddr = "127.0.0.1:0" }).Run(stopped))
+
 	// A busy address is an error from Run.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
