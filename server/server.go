@@ -275,8 +275,10 @@ func (s *Server) httpServer(errLog *log.Logger, tlsConfig *tls.Config) *http.Ser
 	}
 }
 
-// addrs waits until Run has bound its listeners and returns their addresses.
-func (s *Server) addrs(ctx context.Context) (httpAddr, httpsAddr net.Addr, err error) {
+// Addrs waits until Run has bound its listeners and returns their addresses
+// (httpsAddr is nil without HTTPS), or ctx's error. It serves callers that
+// listen on port 0 or print the status page URL once it is reachable.
+func (s *Server) Addrs(ctx context.Context) (httpAddr, httpsAddr net.Addr, err error) {
 	select {
 	case <-s.listening:
 		return s.httpAddr, s.httpsAddr, nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/gin-gonic/gin"
@@ -34,8 +35,9 @@ var (
 type body struct {
 	data []byte
 	etag []string // one quoted strong entity tag: a hash of data
-	// version is the allocation.Slice version the body was built from.
-	version uint64
+	// slice is the allocation.Slice the body was built from, nil for bodies
+	// not built from one.
+	slice *allocation.Slice
 }
 
 func newBody(data []byte) *body {
@@ -47,9 +49,12 @@ func newBody(data []byte) *body {
 }
 
 // sliceCache holds the serialized response of each allocation.Slice by
-// Version. Versions are unique per content, so an entry never goes stale; it
-// only stops being used once no snapshot refers to its slice, and such entries
-// are swept when the cache grows past twice the size of the live set.
+// Version. Within one Allocator a Version names one content and one *Slice,
+// so an entry never goes stale; it only stops being used once no snapshot
+// refers to its slice, and such entries are swept when the cache grows past
+// twice the size of the live set. Versions of different Allocators (the
+// program may replace its allocator on a configuration change) collide, so a
+// hit also requires the very same *Slice.
 type sliceCache struct {
 	max int
 	m   *metrics
@@ -69,17 +74,17 @@ func (c *sliceCache) get(snap *allocation.Snapshot, sl *allocation.Slice) *body 
 	c.mu.RLock()
 	b := c.entries[sl.Version]
 	c.mu.RUnlock()
-	if b != nil {
+	if b != nil && b.slice == sl {
 		c.m.cacheHits.Inc()
 		return b
 	}
 	c.m.cacheMiss.Inc()
 	b = newBody(appendSlice(make([]byte, 0, 256*len(sl.Targets)), sl))
-	b.version = sl.Version
+	b.slice = sl
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.entries[sl.Version]; old != nil {
+	if old := c.entries[sl.Version]; old != nil && old.slice == sl {
 		return old // a concurrent request built it first
 	}
 	if n := len(c.entries); n >= c.max || n >= 2*c.live+1024 {
@@ -270,22 +275,25 @@ func (s *Server) appendCollectors(b []byte, snap *allocation.Snapshot, job strin
 	return append(b, '}')
 }
 
-// jobsCache holds the /jobs response of the latest snapshot generation.
+// jobsCache holds the /jobs response of the latest snapshot served.
 type jobsCache struct {
 	cur atomic.Pointer[jobsEntry]
 }
 
+// jobsEntry is keyed by the snapshot itself: generations of different
+// allocators collide. The weak pointer does not keep the snapshot alive.
 type jobsEntry struct {
-	generation uint64
-	body       *body
+	snap weak.Pointer[allocation.Snapshot]
+	body *body
 }
 
 // jobList serves /jobs: {"<job>":{"_link":"/jobs/<escaped job>/targets"}}
 // for every job with targets.
 func (s *Server) jobList(c *gin.Context) {
 	snap := s.opts.Assignments.Snapshot()
+	key := weak.Make(snap)
 	e := s.jobs.cur.Load()
-	if e == nil || e.generation != snap.Generation() {
+	if e == nil || e.snap != key {
 		b := []byte{'{'}
 		for i, job := range snap.Jobs() {
 			if i > 0 {
@@ -297,7 +305,7 @@ func (s *Server) jobList(c *gin.Context) {
 			b = append(b, '}')
 		}
 		b = append(b, '}')
-		e = &jobsEntry{generation: snap.Generation(), body: newBody(b)}
+		e = &jobsEntry{snap: key, body: newBody(b)}
 		s.jobs.cur.Store(e)
 	}
 	s.writeBody(c, e.body)

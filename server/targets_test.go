@@ -349,3 +349,52 @@ func TestQueryParam(t *testing.T) {
 		require.Equal(t, tc.value, v, tc.raw)
 	}
 }
+
+// switchable is an Assignments whose allocator can be replaced, as the
+// program does when the strategy changes.
+type switchable struct {
+	mu sync.Mutex // guards a
+	a  *allocation.Allocator
+}
+
+func (s *switchable) Snapshot() *allocation.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.a.Snapshot()
+}
+
+func (s *switchable) set(a *allocation.Allocator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.a = a
+}
+
+func TestSliceCacheAcrossAllocators(t *testing.T) {
+	t.Parallel()
+	// Two allocators built the same way hand out the same Versions for
+	// different content.
+	first := newAllocator(t, 2, mkJobs(10, "a"))
+	second := newAllocator(t, 2, map[string][]*allocation.Target{
+		"a": {mkTarget("a", "192.0.2.1:1"), mkTarget("a", "192.0.2.2:1"), mkTarget("a", "192.0.2.3:1")},
+		"b": {mkTarget("b", "192.0.2.9:1")},
+	})
+	require.Equal(t, first.Snapshot().Generation(), second.Snapshot().Generation())
+	col := ""
+	for _, c := range second.Snapshot().Collectors() {
+		if sl := second.Snapshot().Slice(c, "a"); sl != nil && first.Snapshot().Slice(c, "a") != nil && sl.Version == first.Snapshot().Slice(c, "a").Version {
+			col = c
+		}
+	}
+	require.NotEmpty(t, col, "the fixture must produce colliding versions")
+
+	src := &switchable{a: first}
+	h := newServer(t, src, nil).Handler()
+	require.JSONEq(t, `{"a":{"_link":"/jobs/a/targets"}}`, get(t, h, "/jobs").Body.String())
+	target := "/jobs/a/targets?collector_id=" + col
+	require.Contains(t, get(t, h, target).Body.String(), `"10.0.`)
+	src.set(second)
+	require.JSONEq(t, `{"a":{"_link":"/jobs/a/targets"},"b":{"_link":"/jobs/b/targets"}}`, get(t, h, "/jobs").Body.String())
+	got := get(t, h, target).Body.String()
+	require.NotContains(t, got, `"10.0.`)
+	require.Contains(t, got, `"192.0.2.`)
+}

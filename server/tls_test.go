@@ -124,7 +124,7 @@ func runServer(t *testing.T, s *Server) (httpURL, httpsURL string) {
 	})
 	wctx, wcancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer wcancel()
-	h, hs, err := s.addrs(wctx)
+	h, hs, err := s.Addrs(wctx)
 	require.NoError(t, err)
 	httpURL = "http://" + h.String()
 	if hs != nil {
@@ -230,7 +230,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	wctx, wcancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer wcancel()
-	h, hs, err := s.addrs(wctx)
+	h, hs, err := s.Addrs(wctx)
 	require.NoError(t, err)
 	require.Nil(t, hs)
 	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
