@@ -71,8 +71,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"result"}),
 		observers: map[routeCode]prometheus.Observer{},
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.inFlight, m.panics, m.cacheHits, m.cacheMiss, m.cacheSize, m.encodeErrs, m.tlsReloads} {
+	cs := []prometheus.Collector{m.duration, m.inFlight, m.panics, m.cacheHits, m.cacheMiss, m.cacheSize, m.encodeErrs, m.tlsReloads}
+	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done) // leave the registry as it was
+			}
 			return nil, err
 		}
 	}
