@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -51,6 +52,9 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(handler)
+
+	// gin's mode is process-global; the server changes no gin globals itself.
+	gin.SetMode(gin.ReleaseMode)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -36,7 +36,8 @@ type Options struct {
 	// CoalesceInterval is discovery's least time between updates; zero means
 	// discovery's default (1s).
 	CoalesceInterval time.Duration
-	// Ready, when set, is called once with the addresses the server listens on.
+	// Ready, when set, is called once with the address the HTTP server
+	// listens on, once it listens.
 	Ready func(httpAddr string)
 }
 
@@ -104,9 +105,6 @@ func Run(ctx context.Context, opts Options) error {
 			KeyFile:    cfg.HTTPS.TLSKeyFilePath,
 		}
 	}
-	if cfg.AllowInsecureAuthSecrets {
-		log.Warn("allow_insecure_auth_secrets is set: scrape config secrets are served in clear text over plain HTTP")
-	}
 	srv, err := server.New(server.Options{
 		Assignments:          st,
 		ScrapeConfigs:        st,
@@ -138,7 +136,14 @@ func Run(ctx context.Context, opts Options) error {
 	g.Go(func() error { return watchFile(ctx, log, opts.ConfigFile, opts.ReloadDelay, reload) })
 	g.Go(func() error { return l.run(ctx, reload) })
 	if opts.Ready != nil {
-		opts.Ready(cfg.ListenAddr)
+		g.Go(func() error {
+			addr, _, err := srv.Addrs(ctx)
+			if err != nil {
+				return nil // Run failed or ctx ended; Run reports why
+			}
+			opts.Ready(addr.String())
+			return nil
+		})
 	}
 	return g.Wait()
 }

@@ -93,16 +93,21 @@ func parseConfig(b []byte) (*config, error) {
 		return nil, fmt.Errorf("unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(append(slices.Clone(ownKeys), discoveryKeys...), ", "))
 	}
 
-	// The discovery keys land in Rest; strict decoding still checks the
-	// types of ours.
-	var raw struct {
-		config `yaml:",inline"`
-		Rest   map[string]any `yaml:",inline"`
+	// Decode our keys one at a time so that an error names its key.
+	var c config
+	for _, k := range ownKeys {
+		v, ok := top[k]
+		if !ok {
+			continue
+		}
+		one, err := yaml.Marshal(map[string]any{k: v})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if err := yaml.UnmarshalStrict(one, &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
 	}
-	if err := yaml.UnmarshalStrict(b, &raw); err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
-	}
-	c := raw.config
 	d, err := discovery.ParseConfig(b)
 	if err != nil {
 		return nil, err
