@@ -60,4 +60,3 @@ func TestServiceMonitorRoundTrip(t *testing.T) {
 	require.Error(t, err, "the API server must validate against the generated CRD schema")
 	require.Contains(t, err.Error(), "scheme")
 }
-
