@@ -338,6 +338,9 @@ func (a *api) assignment(jobs, collectors []string) (map[string]string, error) {
 				if len(g.Targets) != 1 {
 					return nil, fmt.Errorf("job %q collector %s: entry with %d targets %v, want one target per entry", job, c, len(g.Targets), g.Targets)
 				}
+				if a := g.Labels["__address__"]; a != g.Targets[0] {
+					return nil, fmt.Errorf("job %q collector %s: target %s has labels.__address__ %q; the contract serves the discovered labels, __address__ included", job, c, g.Targets[0], a)
+				}
 				key := job + " " + g.Targets[0]
 				if prev, ok := owner[key]; ok {
 					return nil, fmt.Errorf("job %q target %s served to both %s and %s", job, g.Targets[0], prev, c)
