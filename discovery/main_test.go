@@ -5,7 +5,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
@@ -15,6 +17,7 @@ var env *testenv.Env
 // TestMain starts one control plane for every envtest test of this package
 // and checks for leaked goroutines after the tests.
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
 	code := testenv.Main(m, &env, testenv.MonitoringCRDs())
 	if code == 0 {
 		if err := goleak.Find(

@@ -31,12 +31,12 @@ func recvUpdate(t *testing.T, ch <-chan Update) Update {
 func recvUntil(t *testing.T, ch <-chan Update, state map[string][]string, cond func(map[string][]string) bool) {
 	t.Helper()
 	for !cond(state) {
-		record(state, recvUpdate(t, ch))
+		recordUpdate(state, recvUpdate(t, ch))
 	}
 }
 
-// record applies an Update to a job -> addresses state.
-func record(state map[string][]string, u Update) {
+// recordUpdate applies an Update to a job -> addresses state.
+func recordUpdate(state map[string][]string, u Update) {
 	for job, ts := range u.Targets {
 		addrs := []string{}
 		for _, tg := range ts {
@@ -116,7 +116,7 @@ scrape_configs:
 	require.Len(t, first.ScrapeConfigs, 3, "the first update carries the job set")
 	require.Len(t, first.Targets, 3, "the first update carries every job")
 	state := map[string][]string{}
-	record(state, first)
+	recordUpdate(state, first)
 	recvUntil(t, m.Updates(), state, func(s map[string][]string) bool {
 		return len(s["static"]) == 2 && len(s["file"]) == 2 && len(s["http"]) == 1
 	})

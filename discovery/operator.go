@@ -1,0 +1,480 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monitoringv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
+	"github.com/prometheus-operator/prometheus-operator/pkg/assets"
+	monitoringinformers "github.com/prometheus-operator/prometheus-operator/pkg/client/informers/externalversions"
+	monitoringclient "github.com/prometheus-operator/prometheus-operator/pkg/client/versioned"
+	"github.com/prometheus-operator/prometheus-operator/pkg/operator"
+	"github.com/prometheus-operator/prometheus-operator/pkg/prometheus"
+	prometheusclient "github.com/prometheus/client_golang/prometheus"
+	promconfig "github.com/prometheus/prometheus/config"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+// Resource kinds watched by OperatorWatcher.
+const (
+	KindServiceMonitor = monitoringv1.ServiceMonitorsKind
+	KindPodMonitor     = monitoringv1.PodMonitorsKind
+	KindProbe          = monitoringv1.ProbesKind
+	KindScrapeConfig   = monitoringv1alpha1.ScrapeConfigsKind
+)
+
+// ConfigSink receives the scrape configs generated from prometheus-operator
+// resources. *Manager implements it.
+type ConfigSink interface {
+	ApplyOperatorConfig(scs []*promconfig.ScrapeConfig) error
+}
+
+var _ ConfigSink = (*Manager)(nil)
+
+// OperatorWatcherOptions configure an OperatorWatcher.
+type OperatorWatcherOptions struct {
+	// Logger receives the logs; nil discards them.
+	Logger *slog.Logger
+	// Metrics receives the watcher's metrics; nil means a private registry.
+	Metrics *Metrics
+	// Config is the prometheus_cr block.
+	Config PrometheusCRConfig
+	// Namespace is the collector namespace: the namespace of the Prometheus
+	// object handed to prometheus-operator (nil namespace selectors mean it)
+	// and the default secret namespace.
+	Namespace string
+	// MinInterval is the least time between two generations. Zero means 1s.
+	MinInterval time.Duration
+}
+
+// OperatorWatcher watches ServiceMonitors, PodMonitors, Probes and
+// ScrapeConfigs and turns them into scrape configs with prometheus-operator's
+// own resource selector and config generator, so job names and relabelings
+// match prometheus-operator's.
+//
+// Contracts: Run may be called once and returns nil when ctx is done. It
+// calls sink.ApplyOperatorConfig with the complete generated job set once
+// the caches of the available kinds have synced, then after every change
+// (coalesced to one per MinInterval) and every CRDPollInterval (Secrets are
+// re-read then). A resource kind whose CRD is absent is looked for again
+// every CRDPollInterval and watched once installed. An invalid resource is
+// skipped with a Warning event and the shardwise_allocator_invalid_resources
+// metric; a failed generation keeps the previous job set.
+type OperatorWatcher struct {
+	log      *slog.Logger
+	metrics  *Metrics
+	opts     OperatorWatcherOptions
+	kube     kubernetes.Interface
+	mon      monitoringclient.Interface
+	sink     ConfigSink
+	prom     *monitoringv1.Prometheus
+	gen      *prometheus.ConfigGenerator
+	allowed  func(ns string) bool
+	secretNS map[string]bool
+}
+
+// NewOperatorWatcher returns an OperatorWatcher. It validates the
+// configuration; it does not contact the API server.
+func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interface, sink ConfigSink, opts OperatorWatcherOptions) (*OperatorWatcher, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		m, err := NewMetrics(nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Metrics = m
+	}
+	if opts.MinInterval <= 0 {
+		opts.MinInterval = time.Second
+	}
+	cr := opts.Config
+	if err := cr.Validate(); err != nil {
+		return nil, err
+	}
+	if cr.ScrapeInterval == 0 {
+		cr.ScrapeInterval = DefaultCRScrapeInterval
+	}
+	if cr.CRDPollInterval <= 0 {
+		cr.CRDPollInterval = 30 * time.Second
+	}
+	role := cr.ServiceDiscoveryRole
+	if role == "" {
+		role = monitoringv1.EndpointSliceRole
+	}
+	opts.Config = cr
+	prom := &monitoringv1.Prometheus{
+		TypeMeta:   metav1.TypeMeta{Kind: monitoringv1.PrometheusesKind, APIVersion: monitoringv1.SchemeGroupVersion.String()},
+		ObjectMeta: metav1.ObjectMeta{Name: "shardwise-allocator", Namespace: opts.Namespace},
+		Spec: monitoringv1.PrometheusSpec{
+			CommonPrometheusFields: monitoringv1.CommonPrometheusFields{
+				ScrapeInterval:                  monitoringv1.Duration(cr.ScrapeInterval.String()),
+				ServiceMonitorSelector:          cr.ServiceMonitorSelector,
+				ServiceMonitorNamespaceSelector: cr.ServiceMonitorNamespaceSelector,
+				PodMonitorSelector:              cr.PodMonitorSelector,
+				PodMonitorNamespaceSelector:     cr.PodMonitorNamespaceSelector,
+				ProbeSelector:                   cr.ProbeSelector,
+				ProbeNamespaceSelector:          cr.ProbeNamespaceSelector,
+				ScrapeConfigSelector:            cr.ScrapeConfigSelector,
+				ScrapeConfigNamespaceSelector:   cr.ScrapeConfigNamespaceSelector,
+				ServiceDiscoveryRole:            &role,
+				ScrapeProtocols:                 cr.ScrapeProtocols,
+				ScrapeClasses:                   cr.ScrapeClasses,
+			},
+		},
+	}
+	// The generator writes the evaluation interval into the global section,
+	// which Prometheus' loader refuses when empty.
+	eval := cr.EvaluationInterval
+	if eval == 0 {
+		eval = DefaultCRScrapeInterval
+	}
+	prom.Spec.EvaluationInterval = monitoringv1.Duration(eval.String())
+	gen, err := prometheus.NewConfigGenerator(opts.Logger.With("component", "prometheus-operator"), prom,
+		prometheus.WithEndpointSliceSupport(), prometheus.WithInlineTLSConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%w: prometheus_cr: %w", ErrConfig, err)
+	}
+	allow, deny := map[string]bool{}, map[string]bool{}
+	for _, ns := range cr.AllowNamespaces {
+		allow[ns] = true
+	}
+	for _, ns := range cr.DenyNamespaces {
+		deny[ns] = true
+	}
+	secretNS := map[string]bool{}
+	for _, ns := range cr.SecretNamespaces {
+		secretNS[ns] = true
+	}
+	if len(secretNS) == 0 {
+		secretNS[opts.Namespace] = true
+	}
+	return &OperatorWatcher{
+		log:     opts.Logger,
+		metrics: opts.Metrics,
+		opts:    opts,
+		kube:    kube,
+		mon:     mon,
+		sink:    sink,
+		prom:    prom,
+		gen:     gen,
+		allowed: func(ns string) bool {
+			return !deny[ns] && (len(allow) == 0 || allow[ns])
+		},
+		secretNS: secretNS,
+	}, nil
+}
+
+// kindInfo describes one watched resource kind.
+type kindInfo struct {
+	kind     string
+	gv       schema.GroupVersion
+	resource string
+	informer func(monitoringinformers.SharedInformerFactory) cache.SharedIndexInformer
+}
+
+var kinds = []kindInfo{
+	{KindServiceMonitor, monitoringv1.SchemeGroupVersion, monitoringv1.ServiceMonitorName, func(f monitoringinformers.SharedInformerFactory) cache.SharedIndexInformer {
+		return f.Monitoring().V1().ServiceMonitors().Informer()
+	}},
+	{KindPodMonitor, monitoringv1.SchemeGroupVersion, monitoringv1.PodMonitorName, func(f monitoringinformers.SharedInformerFactory) cache.SharedIndexInformer {
+		return f.Monitoring().V1().PodMonitors().Informer()
+	}},
+	{KindProbe, monitoringv1.SchemeGroupVersion, monitoringv1.ProbeName, func(f monitoringinformers.SharedInformerFactory) cache.SharedIndexInformer {
+		return f.Monitoring().V1().Probes().Informer()
+	}},
+	{KindScrapeConfig, monitoringv1alpha1.SchemeGroupVersion, monitoringv1alpha1.ScrapeConfigName, func(f monitoringinformers.SharedInformerFactory) cache.SharedIndexInformer {
+		return f.Monitoring().V1alpha1().ScrapeConfigs().Informer()
+	}},
+}
+
+// Run watches the resources until ctx is done.
+func (w *OperatorWatcher) Run(ctx context.Context) error {
+	trigger := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+
+	// Informers stop when stop is closed; factories' Shutdown waits for them,
+	// so it must run after the close.
+	stop := make(chan struct{})
+	var shutdowns []func()
+	defer func() {
+		close(stop)
+		for _, f := range slices.Backward(shutdowns) {
+			f()
+		}
+	}()
+
+	// Namespaces, for the namespace selectors.
+	nsFactory := k8sinformers.NewSharedInformerFactory(w.kube, 0)
+	nsInf := nsFactory.Core().V1().Namespaces().Informer()
+	if _, err := nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		DeleteFunc: func(any) { notify() },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := oldObj.(*corev1.Namespace), newObj.(*corev1.Namespace)
+			if !maps.Equal(o.Labels, n.Labels) {
+				notify()
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watch namespaces: %w", err)
+	}
+	nsFactory.Start(stop)
+	shutdowns = append(shutdowns, nsFactory.Shutdown)
+
+	// Events for rejected resources.
+	scheme := runtime.NewScheme()
+	_ = clientscheme.AddToScheme(scheme)
+	_ = monitoringv1.AddToScheme(scheme)
+	_ = monitoringv1alpha1.AddToScheme(scheme)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.kube.CoreV1().Events("")})
+	shutdowns = append(shutdowns, broadcaster.Shutdown)
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
+
+	store := assets.NewStoreBuilder(restrictedConfigMaps{w.kube.CoreV1(), w.secretNS}, restrictedSecrets{w.kube.CoreV1(), w.secretNS})
+	selector, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf,
+		operator.NewMetrics(prometheusclient.NewRegistry()), recorder)
+	if err != nil {
+		return fmt.Errorf("create prometheus-operator resource selector: %w", err)
+	}
+
+	factory := monitoringinformers.NewSharedInformerFactory(w.mon, 0)
+	shutdowns = append(shutdowns, factory.Shutdown)
+	active := map[string]cache.SharedIndexInformer{}
+
+	// startAvailable starts the informers of kinds whose CRD is now served.
+	startAvailable := func() bool {
+		started := false
+		for _, k := range kinds {
+			if active[k.kind] != nil {
+				continue
+			}
+			ok, err := w.served(k)
+			if err != nil {
+				w.log.Warn("check CRD availability", "kind", k.kind, "err", err)
+				continue
+			}
+			w.metrics.crdAvailable.WithLabelValues(k.kind).Set(boolFloat(ok))
+			if !ok {
+				continue
+			}
+			inf := k.informer(factory)
+			if _, err := inf.AddEventHandler(handler); err != nil {
+				w.log.Error("watch resources", "kind", k.kind, "err", err)
+				continue
+			}
+			active[k.kind] = inf
+			started = true
+			w.log.Info("watching prometheus-operator resources", "kind", k.kind)
+		}
+		factory.Start(stop)
+		return started
+	}
+	startAvailable()
+	synced := []cache.InformerSynced{nsInf.HasSynced}
+	for _, inf := range active {
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil // ctx is done
+	}
+
+	poll := time.NewTicker(w.opts.Config.CRDPollInterval)
+	defer poll.Stop()
+	var (
+		last     time.Time
+		throttle <-chan time.Time
+		pending  = true
+	)
+	for {
+		if pending && throttle == nil {
+			if wait := w.opts.MinInterval - time.Since(last); wait > 0 {
+				throttle = time.After(wait)
+			} else {
+				w.generate(ctx, selector, store, active)
+				pending, last = false, time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-trigger:
+			pending = true
+		case <-throttle:
+			throttle = nil
+		case <-poll.C:
+			if startAvailable() {
+				for _, inf := range active {
+					if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+						return nil
+					}
+				}
+			}
+			pending = true
+		}
+	}
+}
+
+// served reports whether the API server serves the kind.
+func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
+	list, err := w.kube.Discovery().ServerResourcesForGroupVersion(k.gv.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == k.resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// generate selects the resources, generates the scrape configs and hands
+// them to the sink. On error it keeps the previous set.
+func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer) {
+	scs, err := w.generateConfigs(ctx, sel, store, active)
+	if err == nil {
+		err = w.sink.ApplyOperatorConfig(scs)
+	}
+	if err != nil {
+		w.metrics.configErrors.WithLabelValues(SourceOperator).Inc()
+		w.log.Error("generate scrape configs from prometheus-operator resources; keeping the previous ones", "err", err)
+		return
+	}
+	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
+}
+
+func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer) ([]*promconfig.ScrapeConfig, error) {
+	list := func(kind string) prometheus.ListAllByNamespaceFn {
+		inf := active[kind]
+		return func(ns string, s labels.Selector, fn cache.AppendFunc) error {
+			if inf == nil || !w.allowed(ns) {
+				return nil
+			}
+			return cache.ListAllByNamespace(inf.GetIndexer(), ns, s, fn)
+		}
+	}
+	sms, err := sel.SelectServiceMonitors(ctx, list(KindServiceMonitor))
+	if err != nil {
+		return nil, fmt.Errorf("select service monitors: %w", err)
+	}
+	pms, err := sel.SelectPodMonitors(ctx, list(KindPodMonitor))
+	if err != nil {
+		return nil, fmt.Errorf("select pod monitors: %w", err)
+	}
+	probes, err := sel.SelectProbes(ctx, list(KindProbe))
+	if err != nil {
+		return nil, fmt.Errorf("select probes: %w", err)
+	}
+	scrapeCfgs, err := sel.SelectScrapeConfigs(ctx, list(KindScrapeConfig))
+	if err != nil {
+		return nil, fmt.Errorf("select scrape configs: %w", err)
+	}
+	vsm, vpm, vpr, vsc := sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()
+	w.metrics.invalidResource.WithLabelValues(KindServiceMonitor).Set(float64(len(sms) - len(vsm)))
+	w.metrics.invalidResource.WithLabelValues(KindPodMonitor).Set(float64(len(pms) - len(vpm)))
+	w.metrics.invalidResource.WithLabelValues(KindProbe).Set(float64(len(probes) - len(vpr)))
+	w.metrics.invalidResource.WithLabelValues(KindScrapeConfig).Set(float64(len(scrapeCfgs) - len(vsc)))
+
+	b, err := w.gen.GenerateServerConfiguration(w.prom, vsm, vpm, vpr, vsc, store, nil, nil, nil, []string{})
+	if err != nil {
+		return nil, fmt.Errorf("generate configuration: %w", err)
+	}
+	cfg, err := LoadPromConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("load generated configuration: %w", err)
+	}
+	return cfg.ScrapeConfigs, nil
+}
+
+// restrictedSecrets reads Secrets only in the allowed namespaces.
+type restrictedSecrets struct {
+	typedcorev1.SecretsGetter
+	allowed map[string]bool
+}
+
+func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
+	if r.allowed[ns] {
+		return r.SecretsGetter.Secrets(ns)
+	}
+	return deniedSecrets{ns: ns}
+}
+
+// deniedSecrets refuses every read; the store only calls Get.
+type deniedSecrets struct {
+	typedcorev1.SecretInterface
+	ns string
+}
+
+func (d deniedSecrets) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Secret, error) {
+	return nil, errSecretNamespace("secret", d.ns, name)
+}
+
+// restrictedConfigMaps reads ConfigMaps only in the allowed namespaces.
+type restrictedConfigMaps struct {
+	typedcorev1.ConfigMapsGetter
+	allowed map[string]bool
+}
+
+func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
+	if r.allowed[ns] {
+		return r.ConfigMapsGetter.ConfigMaps(ns)
+	}
+	return deniedConfigMaps{ns: ns}
+}
+
+type deniedConfigMaps struct {
+	typedcorev1.ConfigMapInterface
+	ns string
+}
+
+func (d deniedConfigMaps) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.ConfigMap, error) {
+	return nil, errSecretNamespace("configmap", d.ns, name)
+}
+
+// ErrSecretNamespace is returned for a Secret or ConfigMap outside
+// prometheus_cr.secret_namespaces.
+var ErrSecretNamespace = errors.New("namespace is not in prometheus_cr.secret_namespaces")
+
+func errSecretNamespace(kind, ns, name string) error {
+	return fmt.Errorf("read %s %s/%s: %w", kind, ns, name, ErrSecretNamespace)
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
