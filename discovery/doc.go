@@ -7,4 +7,64 @@
 // become scrape configs through prometheus-operator's own generator; collector
 // pods (or a static list) become the collector set. On failure discovery keeps
 // the last good state and never publishes a partial target set.
+//
+// # Configuration
+//
+// ParseConfig reads this package's keys of the allocator config file (the
+// OpenTelemetry Operator's targetallocator.yaml): `config:` (a Prometheus
+// configuration, parsed by Prometheus' loader with UTF-8 label-name
+// validation, whatever prometheus-operator's init set the global to),
+// `filter_strategy`, `prometheus_cr:`, `collector_namespace`,
+// `collector_selector`, `collector_not_ready_grace_period` and `collectors:`.
+// Other keys are ignored. Errors wrap ErrConfig and name the field.
+//
+// # Wiring
+//
+//	metrics, _ := discovery.NewMetrics(reg)                  // once per registry
+//	mgr, _ := discovery.NewManager(discovery.ManagerOptions{Logger: log, Metrics: metrics})
+//	_ = mgr.ApplyConfig(cfg.PromConfig.Config)               // and on every reload
+//	go mgr.Run(ctx)                                          // closes mgr.Updates() on return
+//	for u := range mgr.Updates() { ... }                     // u.ScrapeConfigs, u.Targets
+//
+//	// with prometheus_cr.enabled:
+//	w, _ := discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{...})
+//	go w.Run(ctx)                                            // calls mgr.ApplyOperatorConfig
+//
+//	// collectors: discovery.StaticCollectors(cfg.Collector.Collectors), or
+//	cw, _ := discovery.NewCollectorWatcher(kube, discovery.CollectorWatcherOptions{...})
+//	go cw.Run(ctx)                                           // closes cw.Updates() on return
+//
+// # Contracts
+//
+//   - Manager.Updates: the first Update carries ScrapeConfigs (possibly
+//     empty) and every job's targets; it is sent once service discovery has
+//     reported once (at once when there are no jobs; at the latest after
+//     ManagerOptions.FirstSyncTimeout). Later Updates carry ScrapeConfigs only
+//     when the job set changed, and Targets only for jobs whose target set
+//     changed, each with its complete set (an empty slice: no targets). At
+//     most one Update per CoalesceInterval (1s by default); a slow consumer
+//     gets pending changes merged, never lost. Everything sent is immutable.
+//     Run closes the channel when it returns.
+//   - Manager.ApplyConfig / ApplyOperatorConfig may be called from any
+//     goroutine, before or during Run; on error nothing changes. The job set is
+//     the union of both; a file job wins a name clash. ScrapeConfigs returns
+//     the current set (immutable) at any time.
+//   - CollectorWatcher.Updates: first the set once the pod cache synced, then
+//     the whole set after each change; a slow consumer gets the latest. Run
+//     closes the channel when it returns.
+//   - OperatorWatcher.Run calls ConfigSink.ApplyOperatorConfig with the whole
+//     generated job set after its caches sync and after each change; it
+//     never calls it with a partial set: a failed generation keeps the last.
+//
+// # Targets
+//
+// allocation.Target.Labels are the discovered labels before relabeling (group
+// labels merged with target labels, target wins). Hash is the identity: xxhash
+// of the job and the relabeled labels without __meta_*, after seeding job,
+// __scheme__, __metrics_path__, __scrape_interval__, __scrape_timeout__ and
+// __param_* from the scrape config where absent. Targets of one job with the
+// same identity are one target; the newest discovered labels are served.
+// prometheus-operator's sharding rules (__tmp_hash, $(SHARD)) are removed
+// before filtering so every target is seen; the configs served keep them
+// (the collector substitutes $(SHARD)).
 package discovery

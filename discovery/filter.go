@@ -46,8 +46,8 @@ type Filter struct {
 // filterJob is the state of one job across passes.
 type filterJob struct {
 	cfg     *promconfig.ScrapeConfig
-	rules   []*relabel.Config // relabel_configs with the sharding rule removed
-	seeds   []labels.Label    // scrape-config labels set where absent
+	rules   []rule         // relabel_configs with the sharding rule removed
+	seeds   []labels.Label // scrape-config labels set where absent
 	groups  map[*targetgroup.Group]struct{}
 	byLabel map[uint64]*allocation.Target // previous targets by discovered-labels hash
 	out     []*allocation.Target          // previous result, sorted by Hash
@@ -82,7 +82,7 @@ func (f *Filter) ApplyConfig(jobs map[string]*promconfig.ScrapeConfig) {
 			f.jobs[name] = j
 		}
 		j.cfg = sc
-		j.rules = neutraliseSharding(sc.RelabelConfigs)
+		j.rules = compileRules(neutraliseSharding(sc.RelabelConfigs))
 		j.seeds = seeds(sc)
 		j.groups = nil
 		j.byLabel = nil
@@ -168,6 +168,7 @@ type worker struct {
 	disc []labels.Label // discovered labels of the current target, sorted
 	lb   *labels.Builder
 	tmp  []labels.Label
+	buf  []byte
 	seen map[uint64]int
 	old  []bool // per output index: the target was served by the previous pass
 }
@@ -246,7 +247,7 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 		}
 	}
 	if filter && len(j.rules) > 0 {
-		if !relabel.ProcessBuilder(lb, j.rules...) {
+		if !applyRules(lb, j.rules, &w.buf) {
 			return nil, dh, false
 		}
 	}
