@@ -174,7 +174,7 @@ type OpenTelemetryCollectorSpec struct {
 	// httpRoute is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
-	HttpRoute *runtime.RawExtension `json:"httpRoute,omitempty"`
+	HTTPRoute *runtime.RawExtension `json:"httpRoute,omitempty"`
 	// networkPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -282,17 +282,17 @@ type UnsupportedPodFields struct {
 	// podDnsConfig is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
-	PodDnsConfig *runtime.RawExtension `json:"podDnsConfig,omitempty"`
+	PodDNSConfig *runtime.RawExtension `json:"podDnsConfig,omitempty"`
 	// dnsPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	DnsPolicy *string `json:"dnsPolicy,omitempty"`
+	DNSPolicy *string `json:"dnsPolicy,omitempty"`
 	// ipFamilies is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +listType=atomic
-	IpFamilies []string `json:"ipFamilies,omitempty"`
+	IPFamilies []string `json:"ipFamilies,omitempty"`
 	// ipFamilyPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	IpFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
+	IPFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
 	// trafficDistribution is not supported by shardwise: setting it is rejected.
 	// +optional
 	TrafficDistribution *string `json:"trafficDistribution,omitempty"`

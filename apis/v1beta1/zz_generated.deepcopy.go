@@ -190,8 +190,8 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.HttpRoute != nil {
-		in, out := &in.HttpRoute, &out.HttpRoute
+	if in.HTTPRoute != nil {
+		in, out := &in.HTTPRoute, &out.HTTPRoute
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
@@ -671,23 +671,23 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
-	if in.PodDnsConfig != nil {
-		in, out := &in.PodDnsConfig, &out.PodDnsConfig
+	if in.PodDNSConfig != nil {
+		in, out := &in.PodDNSConfig, &out.PodDNSConfig
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.DnsPolicy != nil {
-		in, out := &in.DnsPolicy, &out.DnsPolicy
+	if in.DNSPolicy != nil {
+		in, out := &in.DNSPolicy, &out.DNSPolicy
 		*out = new(string)
 		**out = **in
 	}
-	if in.IpFamilies != nil {
-		in, out := &in.IpFamilies, &out.IpFamilies
+	if in.IPFamilies != nil {
+		in, out := &in.IPFamilies, &out.IPFamilies
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
-	if in.IpFamilyPolicy != nil {
-		in, out := &in.IpFamilyPolicy, &out.IpFamilyPolicy
+	if in.IPFamilyPolicy != nil {
+		in, out := &in.IPFamilyPolicy, &out.IPFamilyPolicy
 		*out = new(string)
 		**out = **in
 	}

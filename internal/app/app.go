@@ -75,6 +75,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("discovery metrics: %w", err)
 	}
+	//nolint:contextcheck // the manager owns its discovery context; Run(ctx) stops it
 	mgr, err := discovery.NewManager(discovery.ManagerOptions{
 		Logger:           log.With("component", "discovery"),
 		Metrics:          dm,

@@ -307,7 +307,7 @@ func TestUpstreamExample(t *testing.T) {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("TargetAllocator still present: %v", err)
+			return fmt.Errorf("TargetAllocator still present: %w", err)
 		})
 		var sts appsv1.StatefulSet
 		h.get(t, ns, name+"-collector", &sts)
@@ -416,7 +416,7 @@ func TestPrometheusCRClusterRBAC(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("ClusterRole still present: %v", err)
+		return fmt.Errorf("ClusterRole still present: %w", err)
 	}
 	eventually(t, waitFor, hasFinalizer(true))
 
@@ -444,7 +444,7 @@ func TestPrometheusCRClusterRBAC(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("TargetAllocator still present: %v", err)
+		return fmt.Errorf("TargetAllocator still present: %w", err)
 	})
 }
 
