@@ -25,6 +25,7 @@ const (
 	labelEndpointNode           = "__meta_kubernetes_endpoint_node_name"
 	labelEndpointSliceTarget    = "__meta_kubernetes_endpointslice_address_target_name"
 	labelEndpointSliceTargetKnd = "__meta_kubernetes_endpointslice_address_target_kind"
+	labelEndpointSliceNode      = "__meta_kubernetes_endpointslice_endpoint_node_name"
 	shardHashLabel              = "__tmp_hash"
 	shardPlaceholder            = "$(SHARD)"
 )
@@ -348,7 +349,8 @@ func nodeOf(tLabels, tgLabels model.LabelSet) string {
 	if tLabelsOr(tLabels, tgLabels, labelEndpointSliceTargetKnd) == "Node" {
 		return string(tLabelsOr(tLabels, tgLabels, labelEndpointSliceTarget))
 	}
-	return ""
+	// An EndpointSlice endpoint without a Pod behind it still names its node.
+	return string(tLabelsOr(tLabels, tgLabels, labelEndpointSliceNode))
 }
 
 // identity hashes the job and sorted labels.

@@ -226,6 +226,8 @@ func TestFilterNode(t *testing.T) {
 		{"endpoints", model.LabelSet{labelEndpointNode: "b"}, "b"},
 		{"endpointslice node target", model.LabelSet{labelEndpointSliceTargetKnd: "Node", labelEndpointSliceTarget: "n2"}, "n2"},
 		{"endpointslice pod target", model.LabelSet{labelEndpointSliceTargetKnd: "Pod", labelEndpointSliceTarget: "p"}, ""},
+		{"endpointslice endpoint node", model.LabelSet{labelEndpointSliceTargetKnd: "Pod", labelEndpointSliceNode: "n3"}, "n3"},
+		{"none", model.LabelSet{"__address__": "a:1"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

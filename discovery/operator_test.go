@@ -89,8 +89,7 @@ func (s *sinkRecorder) waitFor(t *testing.T, cond func(jobs []string) bool) []*p
 // applyManifests creates every object of a multi-document YAML file.
 func applyManifests(t *testing.T, cfg *rest.Config, file string) {
 	t.Helper()
-	c, err := ctrlclient.New(cfg, ctrlclient.Options{})
-	require.NoError(t, err)
+	c := newCtrlClient(t, cfg)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	for doc := range strings.SplitSeq(string(b), "\n---\n") {
@@ -316,6 +315,13 @@ spec:
 		return slices.Equal(jobs, []string{"scrapeConfig/late/sc", "serviceMonitor/late/sm/0"})
 	})
 	require.InDelta(t, 1, testutil.ToFloat64(metrics.crdAvailable.WithLabelValues(KindScrapeConfig)), 0)
+}
+
+func newCtrlClient(t *testing.T, cfg *rest.Config) ctrlclient.Client {
+	t.Helper()
+	c, err := ctrlclient.New(cfg, ctrlclient.Options{})
+	require.NoError(t, err)
+	return c
 }
 
 func applyDoc(t *testing.T, c ctrlclient.Client, doc string) {
