@@ -162,16 +162,17 @@ func (f *Filter) Targets(job string) []*allocation.Target {
 
 // worker holds the scratch space of one goroutine.
 type worker struct {
-	sb   labels.ScratchBuilder
-	keys []string       // label names of the previous target, sorted
-	tl   []labels.Label // target labels of the current target, sorted
-	gl   []labels.Label // group labels of the current group, sorted
-	disc []labels.Label // discovered labels of the current target, sorted
-	lb   *labels.Builder
-	tmp  []labels.Label
-	buf  []byte
-	seen map[uint64]int
-	old  []bool // per output index: the target was served by the previous pass
+	sb      labels.ScratchBuilder
+	keys    []string       // label names of the previous target, sorted
+	tl      []labels.Label // target labels of the current target, sorted
+	gl      []labels.Label // group labels of the current group, sorted
+	disc    []labels.Label // discovered labels of the current target, sorted
+	scratch labels.Labels  // encoded disc, in the ScratchBuilder's reused buffer
+	lb      *labels.Builder
+	tmp     []labels.Label
+	buf     []byte
+	seen    map[uint64]int
+	old     []bool // per output index: the target was served by the previous pass
 }
 
 // job recomputes one job. It reports whether the result equals the previous one.
@@ -229,16 +230,18 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	// Merge group and target labels, target wins, sorted.
 	tl := w.sortedTargetLabels(tLabels)
 	w.disc = mergeLabels(w.disc[:0], tl, gl)
-	discovered := w.disc
-	dh := hashLabels(discovered)
-	if prev := j.byLabel[dh]; prev != nil && equalLabels(prev.Labels, discovered) {
-		return prev, dh, true
-	}
+	// Encode into a reused buffer: hash and compare with the previous pass
+	// without allocating; copy only what is new.
 	w.sb.Reset()
-	for _, l := range discovered {
+	for _, l := range w.disc {
 		w.sb.Add(l.Name, l.Value)
 	}
-	lset := w.sb.Labels()
+	w.sb.Overwrite(&w.scratch)
+	dh := w.scratch.Hash()
+	if prev := j.byLabel[dh]; prev != nil && labels.Equal(prev.Labels, w.scratch) {
+		return prev, dh, true
+	}
+	lset := w.scratch.Copy()
 
 	lb := w.lb
 	lb.Reset(lset)
@@ -369,32 +372,6 @@ func identity(job string, ls []labels.Label) uint64 {
 }
 
 var sep = []byte{0xff}
-
-func hashLabels(ls []labels.Label) uint64 {
-	var d xxhash.Digest
-	d.Reset()
-	for _, l := range ls {
-		_, _ = d.WriteString(l.Name)
-		_, _ = d.Write(sep)
-		_, _ = d.WriteString(l.Value)
-		_, _ = d.Write(sep)
-	}
-	return d.Sum64()
-}
-
-func equalLabels(a labels.Labels, b []labels.Label) bool {
-	if a.Len() != len(b) {
-		return false
-	}
-	i, eq := 0, true
-	a.Range(func(l labels.Label) {
-		if eq && (l.Name != b[i].Name || l.Value != b[i].Value) {
-			eq = false
-		}
-		i++
-	})
-	return eq
-}
 
 // preferTarget reports whether candidate should replace current for one
 // identity: a candidate whose labels are new (not served before) wins over

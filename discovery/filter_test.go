@@ -340,15 +340,17 @@ func BenchmarkPipeline(b *testing.B) {
 		f := NewFilter(FilterRelabelConfig)
 		f.ApplyConfig(loadJobs(b, names...))
 		f.Process(groups)
+		// Two fresh group sets for one job, each with one target changed,
+		// alternate: every pass sees new groups and one changed target.
+		variants := [2][]*targetgroup.Group{kubeGroups("j0", 1000), kubeGroups("j0", 1000)}
+		variants[0][0].Targets[0]["__meta_kubernetes_pod_container_name"] = "a"
+		variants[1][0].Targets[0]["__meta_kubernetes_pod_container_name"] = "b"
 		b.ReportAllocs()
 		i := 0
 		mem := startMem()
 		for b.Loop() {
-			// A fresh set of groups for one job, one target changed.
 			i++
-			tgs := kubeGroups("j0", 1000)
-			tgs[0].Targets[0]["__meta_kubernetes_pod_container_name"] = model.LabelValue(fmt.Sprint(i))
-			groups["j0"] = tgs
+			groups["j0"] = variants[i%2]
 			if got := f.Process(groups); len(got["j0"]) != 1000 {
 				b.Fatalf("got %d targets", len(got["j0"]))
 			}
