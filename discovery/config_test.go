@@ -99,3 +99,20 @@ func TestParseConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadWithLegacyGlobal: prometheus-operator (linked into this package)
+// switches the global label-name validation to legacy in its init; loading
+// must still accept UTF-8 label names. Not parallel: it writes the global.
+func TestLoadWithLegacyGlobal(t *testing.T) {
+	model.NameValidationScheme = model.LegacyValidation //nolint:staticcheck // the pitfall under test
+	cfg, err := LoadPromConfig([]byte(`
+scrape_configs:
+- job_name: utf8
+  static_configs: [{targets: ["a:1"], labels: {"service.name": "x"}}]
+  relabel_configs:
+  - {target_label: "k8s.namespace", replacement: "ns"}
+`))
+	require.NoError(t, err)
+	require.Equal(t, "utf8", cfg.ScrapeConfigs[0].JobName)
+	require.Equal(t, model.UTF8Validation, model.NameValidationScheme) //nolint:staticcheck // see above
+}

@@ -260,11 +260,29 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 	shutdowns = append(shutdowns, broadcaster.Shutdown)
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
 
-	store := assets.NewStoreBuilder(restrictedConfigMaps{w.kube.CoreV1(), w.secretNS}, restrictedSecrets{w.kube.CoreV1(), w.secretNS})
-	selector, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf,
-		operator.NewMetrics(prometheusclient.NewRegistry()), recorder)
-	if err != nil {
-		return fmt.Errorf("create prometheus-operator resource selector: %w", err)
+	// Each generation gets a fresh asset store, so rotated Secrets are read
+	// again (prometheus-operator's store caches what it read), and its own
+	// record of transient read errors. Generations run on this goroutine only.
+	opMetrics := operator.NewMetrics(prometheusclient.NewRegistry())
+	var transientErr error
+	onTransient := func(err error) {
+		if transientErr == nil {
+			transientErr = err
+		}
+	}
+	newSelector := func() (*prometheus.ResourceSelector, *assets.StoreBuilder, error) {
+		transientErr = nil
+		store := assets.NewStoreBuilder(
+			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient},
+			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient})
+		sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf, opMetrics, recorder)
+		if err != nil {
+			return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
+		}
+		return sel, store, nil
+	}
+	if _, _, err := newSelector(); err != nil {
+		return err
 	}
 
 	factory := monitoringinformers.NewSharedInformerFactory(w.mon, 0)
@@ -320,7 +338,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			if wait := w.opts.MinInterval - time.Since(last); wait > 0 {
 				throttle = time.After(wait)
 			} else {
-				w.generate(ctx, selector, store, active)
+				if selector, store, err := newSelector(); err != nil {
+					w.log.Error("generate scrape configs", "err", err)
+				} else {
+					w.generate(ctx, selector, store, active, &transientErr)
+				}
 				pending, last = false, time.Now()
 			}
 		}
@@ -363,8 +385,11 @@ func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
 
 // generate selects the resources, generates the scrape configs and hands
 // them to the sink. On error it keeps the previous set.
-func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer) {
+func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer, transient *error) {
 	scs, err := w.generateConfigs(ctx, sel, store, active)
+	if err == nil && *transient != nil {
+		err = fmt.Errorf("read referenced secrets and configmaps: %w", *transient)
+	}
 	if err == nil {
 		err = w.sink.ApplyOperatorConfig(scs)
 	}
@@ -419,17 +444,34 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 	return cfg.ScrapeConfigs, nil
 }
 
-// restrictedSecrets reads Secrets only in the allowed namespaces.
+// restrictedSecrets reads Secrets only in the allowed namespaces, and
+// reports errors other than NotFound (the API server is unreachable, say) so
+// that a generation which met one is discarded rather than published without
+// the resources it rejected.
 type restrictedSecrets struct {
 	typedcorev1.SecretsGetter
-	allowed map[string]bool
+	allowed   map[string]bool
+	transient func(error)
 }
 
 func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
 	if r.allowed[ns] {
-		return r.SecretsGetter.Secrets(ns)
+		return reportingSecrets{r.SecretsGetter.Secrets(ns), r.transient}
 	}
 	return deniedSecrets{ns: ns}
+}
+
+type reportingSecrets struct {
+	typedcorev1.SecretInterface
+	transient func(error)
+}
+
+func (r reportingSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	s, err := r.SecretInterface.Get(ctx, name, opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		r.transient(err)
+	}
+	return s, err
 }
 
 // deniedSecrets refuses every read; the store only calls Get.
@@ -442,17 +484,32 @@ func (d deniedSecrets) Get(_ context.Context, name string, _ metav1.GetOptions) 
 	return nil, errSecretNamespace("secret", d.ns, name)
 }
 
-// restrictedConfigMaps reads ConfigMaps only in the allowed namespaces.
+// restrictedConfigMaps reads ConfigMaps only in the allowed namespaces and
+// reports errors as restrictedSecrets does.
 type restrictedConfigMaps struct {
 	typedcorev1.ConfigMapsGetter
-	allowed map[string]bool
+	allowed   map[string]bool
+	transient func(error)
 }
 
 func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
 	if r.allowed[ns] {
-		return r.ConfigMapsGetter.ConfigMaps(ns)
+		return reportingConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), r.transient}
 	}
 	return deniedConfigMaps{ns: ns}
+}
+
+type reportingConfigMaps struct {
+	typedcorev1.ConfigMapInterface
+	transient func(error)
+}
+
+func (r reportingConfigMaps) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
+	c, err := r.ConfigMapInterface.Get(ctx, name, opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		r.transient(err)
+	}
+	return c, err
 }
 
 type deniedConfigMaps struct {

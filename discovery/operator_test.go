@@ -339,3 +339,53 @@ func applyDocErr(t *testing.T, c ctrlclient.Client, doc string) error {
 	}
 	return err
 }
+
+// TestOperatorSecretRotation: a rotated Secret reaches the generated config
+// at the next generation.
+func TestOperatorSecretRotation(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "rotate"
+	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "tok"}, StringData: map[string]string{"t": "one"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	applyDoc(t, newCtrlClient(t, cfg), `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: rotate}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints:
+  - port: metrics
+    authorization: {credentials: {name: tok, key: t}}
+`)
+	parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  crd_poll_interval: 100ms
+  service_monitor_selector: {}
+  service_monitor_namespace_selector: {matchLabels: {kubernetes.io/metadata.name: rotate}}
+`))
+	require.NoError(t, err)
+	sink := newSinkRecorder()
+	startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: ns})
+	credentials := func() string {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		if len(sink.last) != 1 || sink.last[0].HTTPClientConfig.Authorization == nil {
+			return ""
+		}
+		return string(sink.last[0].HTTPClientConfig.Authorization.Credentials)
+	}
+	require.Eventually(t, func() bool { return credentials() == "one" }, 60*time.Second, 50*time.Millisecond)
+	_, err = kube.CoreV1().Secrets(ns).Update(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "tok"}, StringData: map[string]string{"t": "two"},
+	}, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return credentials() == "two" }, 60*time.Second, 50*time.Millisecond)
+}
