@@ -22,6 +22,7 @@ const (
 	ruleCopy             // replace, one source, regex (.*), replacement $1: target = source
 	ruleConst            // replace, no source, regex (.*), literal replacement: target = value
 	ruleMatch            // keep/drop whose regex matches a set of literal strings
+	rulePrefix           // replace, regex P(.*) with P literal, replacement $1: target = sources minus P
 )
 
 type rule struct {
@@ -56,7 +57,14 @@ func compileRule(rc *relabel.Config) rule {
 	}
 	switch rc.Action {
 	case relabel.Replace:
-		if re != "(.*)" || strings.Contains(rc.TargetLabel, "$") {
+		if strings.Contains(rc.TargetLabel, "$") {
+			return r
+		}
+		if prefix, ok := strings.CutSuffix(re, "(.*)"); ok && prefix != "" && isLiteral(prefix) &&
+			(rc.Replacement == "$1" || rc.Replacement == "${1}") {
+			return rule{kind: rulePrefix, cfg: rc, src: src, sep: rc.Separator, target: rc.TargetLabel, value: prefix}
+		}
+		if re != "(.*)" {
 			return r
 		}
 		switch {
@@ -77,8 +85,7 @@ func compileRule(rc *relabel.Config) rule {
 // it is a literal, a literal with grouping parentheses, or one group of
 // literal alternatives such as (Failed|Succeeded).
 func literalAlternatives(re string) ([]string, bool) {
-	isLiteral := func(s string) bool { return regexp.QuoteMeta(s) == s }
-	if plain := strings.NewReplacer("(", "", ")", "").Replace(re); isLiteral(plain) {
+	if plain := strings.ReplaceAll(strings.ReplaceAll(re, "(", ""), ")", ""); isLiteral(plain) {
 		return []string{plain}, true
 	}
 	if len(re) >= 2 && re[0] == '(' && re[len(re)-1] == ')' {
@@ -97,6 +104,25 @@ func literalAlternatives(re string) ([]string, bool) {
 	return nil, false
 }
 
+func isLiteral(s string) bool { return regexp.QuoteMeta(s) == s }
+
+// joined returns the rule's source values joined by its separator; the
+// result aliases buf when there are several sources.
+func (r *rule) joined(lb *labels.Builder, buf *[]byte) string {
+	if len(r.src) == 1 {
+		return lb.Get(r.src[0])
+	}
+	b := (*buf)[:0]
+	for k, s := range r.src {
+		if k > 0 {
+			b = append(b, r.sep...)
+		}
+		b = append(b, lb.Get(s)...)
+	}
+	*buf = b
+	return unsafeString(b)
+}
+
 // applyRules relabels lb; false means the target is dropped.
 func applyRules(lb *labels.Builder, rules []rule, buf *[]byte) bool {
 	for i := range rules {
@@ -107,22 +133,15 @@ func applyRules(lb *labels.Builder, rules []rule, buf *[]byte) bool {
 		case ruleConst:
 			lb.Set(r.target, r.value)
 		case ruleMatch:
-			var val string
-			if len(r.src) == 1 {
-				val = lb.Get(r.src[0])
-			} else {
-				b := (*buf)[:0]
-				for k, s := range r.src {
-					if k > 0 {
-						b = append(b, r.sep...)
-					}
-					b = append(b, lb.Get(s)...)
-				}
-				*buf = b
-				val = unsafeString(b)
-			}
-			if slices.Contains(r.lits, val) != r.keep {
+			if slices.Contains(r.lits, r.joined(lb, buf)) != r.keep {
 				return false
+			}
+		case rulePrefix:
+			if rest, ok := strings.CutPrefix(r.joined(lb, buf), r.value); ok {
+				if len(r.src) > 1 {
+					rest = strings.Clone(rest) // it aliases buf
+				}
+				lb.Set(r.target, rest)
 			}
 		default:
 			if !relabel.ProcessBuilder(lb, r.cfg) {

@@ -26,6 +26,9 @@ scrape_configs:
   - {source_labels: [a], regex: "x.*", action: keep}
   - {source_labels: [a], regex: "(.*)", target_label: "t_$1", replacement: "$1"}
   - {source_labels: [a], regex: "(x)", target_label: t3, replacement: "pre-$1"}
+  - {source_labels: [a, b], separator: ";", regex: "x;(.*)", target_label: t4}
+  - {source_labels: [b], regex: "y(.*)", target_label: t5, replacement: "${1}"}
+  - {source_labels: [a, b], regex: "x;(.*)", target_label: t6, replacement: "<$1>"}
   - {regex: "t.*", action: labeldrop}
 `
 
@@ -38,7 +41,7 @@ func TestRulesMatchProcessBuilder(t *testing.T) {
 	for _, r := range compileRules(all) {
 		kinds[r.kind]++
 	}
-	require.Equal(t, map[ruleKind]int{ruleCopy: 3, ruleConst: 2, ruleMatch: 3, ruleGeneral: 4}, kinds)
+	require.Equal(t, map[ruleKind]int{ruleCopy: 3, ruleConst: 2, ruleMatch: 3, rulePrefix: 2, ruleGeneral: 5}, kinds)
 
 	rapid.Check(t, func(t *rapid.T) {
 		// A random subsequence of the corpus on random labels.
@@ -48,7 +51,7 @@ func TestRulesMatchProcessBuilder(t *testing.T) {
 				rcs = append(rcs, rc)
 			}
 		}
-		value := rapid.SampledFrom([]string{"", "x", "y", "z", "xx", "x;y"})
+		value := rapid.SampledFrom([]string{"", "x", "y", "z", "xx", "x;y", "yy", "y;"})
 		m := map[string]string{"a": value.Draw(t, "a"), "b": value.Draw(t, "b"), "__address__": "h:1"}
 		base := labels.FromMap(m)
 
