@@ -285,12 +285,23 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 		return err
 	}
 
-	factory := monitoringinformers.NewSharedInformerFactory(w.mon, 0)
-	shutdowns = append(shutdowns, factory.Shutdown)
-	active := map[string]cache.SharedIndexInformer{}
+	// With allow_namespaces, one informer factory per allowed namespace, so
+	// namespaced RBAC suffices for the resources; otherwise one for all.
+	factories := map[string]monitoringinformers.SharedInformerFactory{}
+	if len(w.opts.Config.AllowNamespaces) > 0 {
+		for _, ns := range w.opts.Config.AllowNamespaces {
+			factories[ns] = monitoringinformers.NewSharedInformerFactoryWithOptions(w.mon, 0, monitoringinformers.WithNamespace(ns))
+		}
+	} else {
+		factories[metav1.NamespaceAll] = monitoringinformers.NewSharedInformerFactory(w.mon, 0)
+	}
+	for _, f := range factories {
+		shutdowns = append(shutdowns, f.Shutdown)
+	}
+	active := map[string]kindInformers{}
 
 	// startAvailable starts the informers of kinds whose CRD is now served.
-	startAvailable := func() bool {
+	startAvailable := func() (bool, error) {
 		started := false
 		for _, k := range kinds {
 			if active[k.kind] != nil {
@@ -305,22 +316,29 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			if !ok {
 				continue
 			}
-			inf := k.informer(factory)
-			if _, err := inf.AddEventHandler(handler); err != nil {
-				w.log.Error("watch resources", "kind", k.kind, "err", err)
-				continue
+			infs := kindInformers{}
+			for ns, f := range factories {
+				inf := k.informer(f)
+				if _, err := inf.AddEventHandler(handler); err != nil {
+					return false, fmt.Errorf("watch %s: %w", k.kind, err)
+				}
+				infs[ns] = inf
 			}
-			active[k.kind] = inf
+			active[k.kind] = infs
 			started = true
 			w.log.Info("watching prometheus-operator resources", "kind", k.kind)
 		}
-		factory.Start(stop)
-		return started
+		for _, f := range factories {
+			f.Start(stop)
+		}
+		return started, nil
 	}
-	startAvailable()
+	if _, err := startAvailable(); err != nil {
+		return err
+	}
 	synced := []cache.InformerSynced{nsInf.HasSynced}
-	for _, inf := range active {
-		synced = append(synced, inf.HasSynced)
+	for _, infs := range active {
+		synced = append(synced, infs.synced()...)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil // ctx is done
@@ -354,9 +372,13 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 		case <-throttle:
 			throttle = nil
 		case <-poll.C:
-			if startAvailable() {
-				for _, inf := range active {
-					if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			started, err := startAvailable()
+			if err != nil {
+				return err
+			}
+			if started {
+				for _, infs := range active {
+					if !cache.WaitForCacheSync(ctx.Done(), infs.synced()...) {
 						return nil
 					}
 				}
@@ -364,6 +386,17 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			pending = true
 		}
 	}
+}
+
+// kindInformers are the informers of one kind, by namespace ("" for all).
+type kindInformers map[string]cache.SharedIndexInformer
+
+func (k kindInformers) synced() []cache.InformerSynced {
+	out := make([]cache.InformerSynced, 0, len(k))
+	for _, inf := range k {
+		out = append(out, inf.HasSynced)
+	}
+	return out
 }
 
 // served reports whether the API server serves the kind.
@@ -385,7 +418,7 @@ func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
 
 // generate selects the resources, generates the scrape configs and hands
 // them to the sink. On error it keeps the previous set.
-func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer, transient *error) {
+func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, transient *error) {
 	scs, err := w.generateConfigs(ctx, sel, store, active)
 	if err == nil && *transient != nil {
 		err = fmt.Errorf("read referenced secrets and configmaps: %w", *transient)
@@ -401,12 +434,19 @@ func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.Resource
 	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
 }
 
-func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]cache.SharedIndexInformer) ([]*promconfig.ScrapeConfig, error) {
+func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) ([]*promconfig.ScrapeConfig, error) {
 	list := func(kind string) prometheus.ListAllByNamespaceFn {
-		inf := active[kind]
+		infs := active[kind]
 		return func(ns string, s labels.Selector, fn cache.AppendFunc) error {
-			if inf == nil || !w.allowed(ns) {
+			if !w.allowed(ns) {
 				return nil
+			}
+			inf := infs[ns]
+			if inf == nil {
+				inf = infs[metav1.NamespaceAll]
+			}
+			if inf == nil {
+				return nil // the kind's CRD is not installed
 			}
 			return cache.ListAllByNamespace(inf.GetIndexer(), ns, s, fn)
 		}

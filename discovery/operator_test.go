@@ -389,3 +389,51 @@ prometheus_cr:
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return credentials() == "two" }, 60*time.Second, 50*time.Millisecond)
 }
+
+// TestOperatorAllowDenyNamespaces: allow_namespaces and deny_namespaces
+// restrict the namespaces resources are read from.
+func TestOperatorAllowDenyNamespaces(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	c := newCtrlClient(t, cfg)
+	for _, ns := range []string{"allow-a", "allow-b"} {
+		_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"allowtest": "yes"}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		applyDoc(t, c, `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints: [{port: metrics}]
+`)
+	}
+	for _, tc := range []struct {
+		name, extra string
+		want        []string
+	}{
+		{"allow", "  allow_namespaces: [allow-a]\n", []string{"serviceMonitor/allow-a/sm/0"}},
+		{"deny", "  deny_namespaces: [allow-a]\n", []string{"serviceMonitor/allow-b/sm/0"}},
+		{"neither", "", []string{"serviceMonitor/allow-a/sm/0", "serviceMonitor/allow-b/sm/0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  service_monitor_selector: {}
+  service_monitor_namespace_selector: {matchLabels: {allowtest: "yes"}}
+` + tc.extra))
+			require.NoError(t, err)
+			sink := newSinkRecorder()
+			startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: "allow-a"})
+			sink.waitFor(t, func(jobs []string) bool {
+				slices.Sort(jobs)
+				return slices.Equal(jobs, tc.want)
+			})
+		})
+	}
+}
