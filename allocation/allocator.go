@@ -40,6 +40,7 @@ type Allocator struct {
 // most preferred collector (cached: recomputing it costs one score per
 // collector).
 type jobState struct {
+	retired bool // replaced by a newer state of the job; never read again
 	targets []*Target
 	owner   []int32 // index into Allocator.collectors, -1 unassigned
 	first   []choice
@@ -71,7 +72,7 @@ func New(opts Options) (*Allocator, error) {
 		return nil, fmt.Errorf("allocation_strategy %q: %w (want %s)", opts.Strategy, ErrUnknownStrategy, strings.Join(Strategies(), ", "))
 	}
 	a := &Allocator{opts: opts, jobs: map[string]*jobState{}, now: time.Now}
-	a.publish(Result{})
+	a.publish(Result{}, nil, a.now())
 	return a, nil
 }
 
@@ -162,7 +163,7 @@ func (a *Allocator) SetCollectors(cs []Collector) Result {
 		}
 	}
 	a.collectors, a.seeds = next, seeds
-	return a.rebalance(start, joined)
+	return a.rebalance(start, joined, nil)
 }
 
 // SetJobTargets replaces the targets of the given jobs; a job mapped to an
@@ -173,8 +174,14 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 	defer a.mu.Unlock()
 	start := a.now()
 	rendezvous := a.usesRendezvous()
+	var added []*jobState // job states entering the index; replaced ones are retired
+	dirty := make(map[string]bool, len(jobs))
 	for job, ts := range jobs {
 		old := a.jobs[job]
+		dirty[job] = true
+		if old != nil {
+			old.retired = true
+		}
 		if len(ts) == 0 {
 			delete(a.jobs, job)
 			continue
@@ -219,9 +226,12 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 			}
 		}
 		a.jobs[job] = js
+		added = append(added, js)
 	}
-	a.byHash = nil
-	return a.rebalance(start, make([]bool, len(a.collectors)))
+	if a.byHash != nil {
+		a.byHash = a.byHash.replace(added)
+	}
+	return a.rebalance(start, make([]bool, len(a.collectors)), dirty)
 }
 
 // work is the flat view of all targets that a strategy assigns.
@@ -237,8 +247,9 @@ type work struct {
 }
 
 // rebalance assigns every target, records the movement and publishes a
-// snapshot. a.mu must be held.
-func (a *Allocator) rebalance(start time.Time, joined []bool) Result {
+// snapshot. dirty names the jobs whose targets were replaced; nil means the
+// collectors changed, so every job is rebuilt. a.mu must be held.
+func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]bool) Result {
 	names := make([]string, 0, len(a.jobs))
 	total := 0
 	for name, js := range a.jobs {
@@ -308,16 +319,18 @@ func (a *Allocator) rebalance(start time.Time, joined []bool) Result {
 		}
 	}
 
-	// Write the assignment back.
+	// Write the assignment back, noting the jobs where it changed.
 	i := 0
 	for _, name := range names {
 		js := a.jobs[name]
-		copy(js.owner, out[i:i+len(js.targets)])
+		seg := out[i : i+len(js.targets)]
+		if dirty != nil && !slices.Equal(js.owner, seg) {
+			dirty[name] = true
+		}
+		copy(js.owner, seg)
 		i += len(js.targets)
 	}
-	res.Duration = a.now().Sub(start)
-	a.publish(res)
-	return res
+	return a.publish(res, dirty, start)
 }
 
 // assign dispatches to the strategy.
@@ -362,15 +375,14 @@ func consistent(w *work, items []int32) []int32 {
 	return out
 }
 
-// publish builds and stores the snapshot for the current state. a.mu must be
+// publish builds and stores the snapshot for the current state and returns
+// res with its Duration measured from start. dirty names the jobs whose
+// targets or assignment changed; for the others the previous snapshot's
+// slices are reused as they are. nil dirty rebuilds every job. a.mu must be
 // held (or the allocator not yet shared).
-func (a *Allocator) publish(res Result) {
+func (a *Allocator) publish(res Result, dirty map[string]bool, start time.Time) Result {
 	prev := a.snap.Load()
 	a.generation++
-	a.history = append(a.history, res)
-	if len(a.history) > historySize {
-		a.history = slices.Clone(a.history[len(a.history)-historySize:])
-	}
 
 	s := &Snapshot{
 		generation: a.generation,
@@ -379,8 +391,6 @@ func (a *Allocator) publish(res Result) {
 		collectors: make([]string, len(a.collectors)),
 		collIndex:  make(map[string]int, len(a.collectors)),
 		loads:      make([]int, len(a.collectors)),
-		last:       res,
-		history:    slices.Clone(a.history),
 	}
 	for i, c := range a.collectors {
 		s.collectors[i] = c.Name
@@ -401,38 +411,26 @@ func (a *Allocator) publish(res Result) {
 	for c := range s.slices {
 		s.slices[c] = make([]*Slice, len(s.jobs))
 	}
-
 	if a.byHash == nil {
-		a.byHash = newHashIndex(s.jobs, a.jobs, total)
+		a.byHash = newHashIndex(a.jobs, total)
 	}
-	flatOwner := make([]int32, 0, total)
-	counts := make([]int, len(a.collectors))
+
 	for j, name := range s.jobs {
 		js := a.jobs[name]
-		clear(counts)
-		flatOwner = append(flatOwner, js.owner...)
-		for k, t := range js.targets {
-			o := js.owner[k]
-			if o < 0 {
-				s.unassigned = append(s.unassigned, t)
-				continue
+		if pj, ok := prev.jobIndex[name]; ok && dirty != nil && !dirty[name] {
+			// Same collectors, same targets, same assignment.
+			for c := range s.slices {
+				sl := prev.slices[c][pj]
+				s.slices[c][j] = sl
+				if sl != nil {
+					s.loads[c] += len(sl.Targets)
+				}
 			}
-			counts[o]++
+			s.unassigned = appendUnassigned(s.unassigned, js)
+			continue
 		}
-		// One backing array per job, carved into per-collector slices that
-		// keep the job's (address) order.
-		backing := make([]*Target, 0, len(js.targets))
-		views := make([][]*Target, len(a.collectors))
-		for c, n := range counts {
-			views[c] = backing[len(backing) : len(backing) : len(backing)+n]
-			backing = backing[:len(backing)+n]
-		}
-		for k, t := range js.targets {
-			if o := js.owner[k]; o >= 0 {
-				views[o] = append(views[o], t)
-			}
-		}
-		for c, v := range views {
+		s.unassigned = appendUnassigned(s.unassigned, js)
+		for c, v := range carve(js, len(a.collectors)) {
 			if len(v) == 0 {
 				continue
 			}
@@ -446,38 +444,128 @@ func (a *Allocator) publish(res Result) {
 		}
 	}
 	s.hashes = a.byHash.hashes
-	s.owner = make([]int32, len(flatOwner))
-	for i, p := range a.byHash.pos {
-		s.owner[i] = flatOwner[p]
+	s.owner = make([]int32, len(a.byHash.refs))
+	for i, r := range a.byHash.refs {
+		s.owner[i] = r.js.owner[r.k]
 	}
+
+	res.Duration = a.now().Sub(start)
+	a.history = append(a.history, res)
+	if len(a.history) > historySize {
+		a.history = slices.Clone(a.history[len(a.history)-historySize:])
+	}
+	s.last = res
+	s.history = slices.Clone(a.history)
 	a.snap.Store(s)
+	return res
 }
 
-// hashIndex is the targets' identities in increasing order, each with its
-// position in the flat view (jobs in name order, each job's targets in its
-// order). It is immutable once built and shared by snapshots.
-type hashIndex struct {
-	hashes []uint64
-	pos    []int32
-}
-
-func newHashIndex(names []string, jobs map[string]*jobState, total int) *hashIndex {
-	type entry struct {
-		hash uint64
-		pos  int32
-	}
-	entries := make([]entry, 0, total)
-	for _, name := range names {
-		for _, t := range jobs[name].targets {
-			entries = append(entries, entry{t.Hash, int32(len(entries))})
+// carve splits a job's targets by collector into slices that keep the job's
+// (address) order, over one backing array.
+func carve(js *jobState, collectors int) [][]*Target {
+	counts := make([]int, collectors)
+	assigned := 0
+	for _, o := range js.owner {
+		if o >= 0 {
+			counts[o]++
+			assigned++
 		}
 	}
-	slices.SortFunc(entries, func(x, y entry) int { return cmp.Compare(x.hash, y.hash) })
-	idx := &hashIndex{hashes: make([]uint64, len(entries)), pos: make([]int32, len(entries))}
-	for i, e := range entries {
-		idx.hashes[i], idx.pos[i] = e.hash, e.pos
+	backing := make([]*Target, 0, assigned)
+	views := make([][]*Target, collectors)
+	for c, n := range counts {
+		views[c] = backing[len(backing) : len(backing) : len(backing)+n]
+		backing = backing[:len(backing)+n]
 	}
-	return idx
+	for k, t := range js.targets {
+		if o := js.owner[k]; o >= 0 {
+			views[o] = append(views[o], t)
+		}
+	}
+	return views
+}
+
+func appendUnassigned(dst []*Target, js *jobState) []*Target {
+	for k, o := range js.owner {
+		if o < 0 {
+			dst = append(dst, js.targets[k])
+		}
+	}
+	return dst
+}
+
+// hashIndex is every target identity in increasing order, each with where to
+// find its assignment. It is immutable once built and shared by snapshots; a
+// target update derives a new one by merging, in time linear in the targets
+// with a small constant, instead of sorting again.
+type hashIndex struct {
+	hashes []uint64
+	refs   []targetRef
+}
+
+// targetRef locates a target: its job's state and its index there.
+type targetRef struct {
+	js *jobState
+	k  int32
+}
+
+func newHashIndex(jobs map[string]*jobState, total int) *hashIndex {
+	idx := &hashIndex{hashes: make([]uint64, 0, total), refs: make([]targetRef, 0, total)}
+	for _, js := range jobs {
+		idx = idx.add(js)
+	}
+	return idx.sorted()
+}
+
+// add appends a job's targets, unsorted.
+func (x *hashIndex) add(js *jobState) *hashIndex {
+	for k, t := range js.targets {
+		x.hashes = append(x.hashes, t.Hash)
+		x.refs = append(x.refs, targetRef{js, int32(k)})
+	}
+	return x
+}
+
+func (x *hashIndex) sorted() *hashIndex {
+	order := make([]int32, len(x.hashes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(x.hashes[a], x.hashes[b]) })
+	out := &hashIndex{hashes: make([]uint64, len(order)), refs: make([]targetRef, len(order))}
+	for i, o := range order {
+		out.hashes[i], out.refs[i] = x.hashes[o], x.refs[o]
+	}
+	return out
+}
+
+// replace returns a new index without the targets of retired job states and
+// with those of the added ones.
+func (x *hashIndex) replace(added []*jobState) *hashIndex {
+	fresh := &hashIndex{}
+	for _, js := range added {
+		fresh = fresh.add(js)
+	}
+	fresh = fresh.sorted()
+	n := len(x.hashes) + len(fresh.hashes)
+	out := &hashIndex{hashes: make([]uint64, 0, n), refs: make([]targetRef, 0, n)}
+	i, j := 0, 0
+	for i < len(x.hashes) || j < len(fresh.hashes) {
+		if i < len(x.hashes) && x.refs[i].js.retired {
+			i++
+			continue
+		}
+		if j == len(fresh.hashes) || (i < len(x.hashes) && x.hashes[i] <= fresh.hashes[j]) {
+			out.hashes = append(out.hashes, x.hashes[i])
+			out.refs = append(out.refs, x.refs[i])
+			i++
+		} else {
+			out.hashes = append(out.hashes, fresh.hashes[j])
+			out.refs = append(out.refs, fresh.refs[j])
+			j++
+		}
+	}
+	return out
 }
 
 func (s *Snapshot) sliceOrNil(collector, job string) *Slice {

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -88,4 +89,26 @@ func BenchmarkSliceRead(b *testing.B) {
 	if n == 0 {
 		b.Fatal("empty slice")
 	}
+}
+
+// BenchmarkUpdateOneJob replaces 10% of one 1,000-target job at 100k targets
+// over 100 jobs and 100 collectors: the cost of a routine discovery update.
+func BenchmarkUpdateOneJob(b *testing.B) {
+	all := makeTargets(100000, 100, "u")
+	a := mustNew(b, Options{})
+	a.SetCollectors(makeCollectors(100))
+	a.SetJobTargets(all)
+	job := all["job-7"]
+	variants := [2][]*Target{job, append(slices.Clone(job[:len(job)-100]), makeTargets(100, 1, "fresh")["job-0"]...)}
+	for _, t := range variants[1][len(job)-100:] {
+		t.Job = "job-7"
+	}
+	b.ReportAllocs()
+	i := 0
+	var res Result
+	for b.Loop() {
+		i++
+		res = a.SetJobTargets(map[string][]*Target{"job-7": variants[i%2]})
+	}
+	b.ReportMetric(float64(res.Moved), "moved")
 }
