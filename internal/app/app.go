@@ -6,15 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	monitoringclient "github.com/prometheus-operator/prometheus-operator/pkg/client/versioned"
 	"github.com/prometheus/client_golang/prometheus"
 	promconfig "github.com/prometheus/prometheus/config"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/discovery"
@@ -81,7 +86,7 @@ func Run(ctx context.Context, opts Options) error {
 		Metrics:          dm,
 		FilterStrategy:   cfg.Discovery.FilterStrategy,
 		CoalesceInterval: opts.CoalesceInterval,
-		KubeConfigFile:   cfg.KubeConfigFilePath,
+		KubeConfigFile:   kubeConfigPath(cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)
@@ -120,6 +125,50 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("server: %w", err)
 	}
 
+	// Kubernetes: collector pods and prometheus-operator resources.
+	var (
+		collectors *discovery.CollectorWatcher
+		operator   *discovery.OperatorWatcher
+	)
+	if usesPods(cfg) || cfg.Discovery.PrometheusCR.Enabled {
+		rc, err := kubeConfig(cfg)
+		if err != nil {
+			return err
+		}
+		kube, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return fmt.Errorf("kubernetes client: %w", err)
+		}
+		if usesPods(cfg) {
+			cc := cfg.Discovery.Collector
+			collectors, err = discovery.NewCollectorWatcher(kube, discovery.CollectorWatcherOptions{
+				Logger:      log.With("component", "collectors"),
+				Metrics:     dm,
+				Namespace:   cc.CollectorNamespace,
+				Selector:    cc.CollectorSelector,
+				GracePeriod: cc.CollectorNotReadyGracePeriod,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if cfg.Discovery.PrometheusCR.Enabled {
+			mon, err := monitoringclient.NewForConfig(rc)
+			if err != nil {
+				return fmt.Errorf("prometheus-operator client: %w", err)
+			}
+			operator, err = discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{
+				Logger:    log.With("component", "prometheus-operator"),
+				Metrics:   dm,
+				Config:    cfg.Discovery.PrometheusCR,
+				Namespace: cfg.Discovery.Collector.CollectorNamespace,
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+
 	l := &loop{
 		log:     log,
 		metrics: m,
@@ -135,7 +184,15 @@ func Run(ctx context.Context, opts Options) error {
 	g.Go(func() error { return mgr.Run(ctx) })
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error { return watchFile(ctx, log, opts.ConfigFile, opts.ReloadDelay, reload) })
-	g.Go(func() error { return l.run(ctx, reload) })
+	var collectorSets <-chan []allocation.Collector
+	if collectors != nil {
+		collectorSets = collectors.Updates()
+		g.Go(func() error { return collectors.Run(ctx) })
+	}
+	if operator != nil {
+		g.Go(func() error { return operator.Run(ctx) })
+	}
+	g.Go(func() error { return l.run(ctx, reload, collectorSets) })
 	if opts.Ready != nil {
 		g.Go(func() error {
 			addr, _, err := srv.Addrs(ctx)
@@ -195,10 +252,12 @@ type loop struct {
 	collectors []allocation.Collector
 }
 
-func (l *loop) run(ctx context.Context, reload <-chan struct{}) error {
-	l.setCollectors(staticCollectors(l.cfg))
-	if len(l.collectors) == 0 {
-		l.log.Warn("no collectors: set `collectors` (a static list) in the config file; targets stay unassigned until there are collectors")
+func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-chan []allocation.Collector) error {
+	if collectorSets == nil {
+		l.setCollectors(staticCollectors(l.cfg))
+		if len(l.collectors) == 0 {
+			l.log.Warn("no collectors: set `collectors` (a static list) or collector_namespace and collector_selector; targets stay unassigned until there are collectors")
+		}
 	}
 	updates := l.mgr.Updates()
 	for {
@@ -213,6 +272,14 @@ func (l *loop) run(ctx context.Context, reload <-chan struct{}) error {
 				return errors.New("discovery stopped")
 			}
 			l.apply(u)
+		case cs, ok := <-collectorSets:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return errors.New("collector discovery stopped")
+			}
+			l.setCollectors(cs)
 		case <-reload:
 			l.reload()
 		}
@@ -283,14 +350,20 @@ func (l *loop) applyConfig(next *config) error {
 	if err := l.mgr.ApplyConfig(promConfig(next)); err != nil {
 		return err
 	}
-	if cs := staticCollectors(next); !reflect.DeepEqual(cs, l.collectors) {
-		l.setCollectors(cs)
+	if !usesPods(next) && !usesPods(prev) {
+		if cs := staticCollectors(next); !reflect.DeepEqual(cs, l.collectors) {
+			l.setCollectors(cs)
+		}
 	}
 	for key, changed := range map[string]bool{
 		"listen_addr":                 next.ListenAddr != prev.ListenAddr,
 		"https":                       next.HTTPS != prev.HTTPS,
 		"filter_strategy":             next.Discovery.FilterStrategy != prev.Discovery.FilterStrategy,
 		"allow_insecure_auth_secrets": next.AllowInsecureAuthSecrets != prev.AllowInsecureAuthSecrets,
+		"prometheus_cr":               !reflect.DeepEqual(next.Discovery.PrometheusCR, prev.Discovery.PrometheusCR),
+		"collector_namespace/collector_selector/collector_not_ready_grace_period": usesPods(next) != usesPods(prev) ||
+			(usesPods(next) && !reflect.DeepEqual(next.Discovery.Collector, prev.Discovery.Collector)),
+		"kube_config_file_path": next.KubeConfigFilePath != prev.KubeConfigFilePath,
 	} {
 		if changed {
 			l.log.Warn("config key changed; it takes effect after a restart", "key", key)
@@ -298,6 +371,37 @@ func (l *loop) applyConfig(next *config) error {
 	}
 	l.cfg = next
 	return nil
+}
+
+// usesPods reports whether collectors are discovered from pods: when there is
+// no static list and a namespace or selector names them.
+func usesPods(c *config) bool {
+	cc := c.Discovery.Collector
+	return len(cc.Collectors) == 0 && (cc.CollectorNamespace != "" || cc.CollectorSelector != nil)
+}
+
+// kubeConfigPath is the kubeconfig file in use: kube_config_file_path, else
+// the first file of $KUBECONFIG, else none (in-cluster).
+func kubeConfigPath(c *config) string {
+	if c.KubeConfigFilePath != "" {
+		return c.KubeConfigFilePath
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		return filepath.SplitList(env)[0]
+	}
+	return ""
+}
+
+// kubeConfig loads the client configuration: the kubeconfig file in use,
+// else the in-cluster service account.
+func kubeConfig(c *config) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.KubeConfigFilePath
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config (kube_config_file_path, $KUBECONFIG or in-cluster): %w", err)
+	}
+	return rc, nil
 }
 
 func staticCollectors(c *config) []allocation.Collector {
