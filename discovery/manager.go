@@ -46,6 +46,11 @@ type ManagerOptions struct {
 	// FirstSyncTimeout bounds how long the first Update waits for service
 	// discovery to report once. Zero means 10s.
 	FirstSyncTimeout time.Duration
+	// WaitForOperatorConfig holds the first Update until ApplyOperatorConfig
+	// has been called once (bounded by FirstSyncTimeout), so that the first
+	// Update includes prometheus-operator jobs. Set it when prometheus_cr is
+	// enabled.
+	WaitForOperatorConfig bool
 	// KubeConfigFile, when set, is given to the kubernetes_sd configs that
 	// prometheus-operator generates (they carry no API server), for runs
 	// outside a cluster.
@@ -89,6 +94,8 @@ type Manager struct {
 	jobs         map[string]*promconfig.ScrapeConfig // union, immutable once published
 	jobsChanged  bool                                // jobs differs from what the filter has
 	configured   bool                                // ApplyConfig or ApplyOperatorConfig was called
+	operatorSet  bool                                // ApplyOperatorConfig was called
+	syncedJobs   bool                                // service discovery reported since the job set last changed
 
 	filter *Filter // owned by Run
 }
@@ -214,6 +221,10 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 		m.jobsChanged = true
 	}
 	m.configured = true
+	if source == SourceOperator {
+		m.operatorSet = true
+	}
+	m.syncedJobs = false
 	select {
 	case m.trigger <- struct{}{}:
 	default:
@@ -234,7 +245,6 @@ func (m *Manager) Run(ctx context.Context) error {
 
 	var (
 		groups     map[string][]*targetgroup.Group
-		synced     bool // service discovery reported at least once
 		sentFirst  bool
 		pending    *Update
 		dirty      bool
@@ -252,7 +262,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		if pending != nil {
 			out, next = m.updates, *pending
 		}
-		ready := sentFirst || synced || firstTimer == nil || m.noJobs()
+		ready := sentFirst || firstTimer == nil || m.readyForFirst()
 		if dirty && ready && coalesce == nil {
 			wait := m.opts.CoalesceInterval - time.Since(lastPass)
 			if !sentFirst || wait <= 0 {
@@ -266,8 +276,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case g := <-m.sd.SyncCh():
-			groups, synced, dirty = g, true, true
-			firstTimer = nil
+			groups, dirty = g, true
+			m.mu.Lock()
+			m.syncedJobs = true
+			m.mu.Unlock()
 		case <-m.trigger:
 			dirty = true
 		case <-firstTimer:
@@ -286,10 +298,16 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-func (m *Manager) noJobs() bool {
+// readyForFirst reports whether the first Update may be sent: the job set is
+// known (including prometheus-operator jobs when waited for) and service
+// discovery has reported since it last changed, or there are no jobs.
+func (m *Manager) readyForFirst() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.configured && len(m.jobs) == 0
+	if !m.configured || (m.opts.WaitForOperatorConfig && !m.operatorSet) {
+		return false
+	}
+	return m.syncedJobs || len(m.jobs) == 0
 }
 
 // pass runs the filter and merges its result into pending.

@@ -193,3 +193,23 @@ func TestManagerNoJobs(t *testing.T) {
 	require.Empty(t, u.ScrapeConfigs)
 	require.Empty(t, u.Targets)
 }
+
+func TestManagerWaitsForOperatorConfig(t *testing.T) {
+	t.Parallel()
+	file, err := LoadPromConfig([]byte("scrape_configs:\n- job_name: f\n  static_configs: [{targets: [\"f:1\"]}]\n"))
+	require.NoError(t, err)
+	op, err := LoadPromConfig([]byte("scrape_configs:\n- job_name: serviceMonitor/a/b/0\n  static_configs: [{targets: [\"o:1\"]}]\n"))
+	require.NoError(t, err)
+	m, _ := startManager(t, ManagerOptions{WaitForOperatorConfig: true})
+	require.NoError(t, m.ApplyConfig(file))
+	// Give service discovery for the file job every chance to report first.
+	require.Eventually(t, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.syncedJobs
+	}, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, m.ApplyOperatorConfig(op.ScrapeConfigs))
+	first := recvUpdate(t, m.Updates())
+	require.Len(t, first.ScrapeConfigs, 2, "the first update includes prometheus-operator jobs")
+	require.Contains(t, first.Targets, "serviceMonitor/a/b/0")
+}
