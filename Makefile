@@ -55,8 +55,16 @@ test-e2e: build ## End-to-end tests with the real Prometheus receiver (separate 
 	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator $(GO) test -count=1 -timeout 20m ./...
 
 .PHONY: bench
-bench: ## Run the benchmark suite (see benchmarks/README.md).
-	$(GO) test -run '^$$' -bench . -benchmem ./allocation/ ./benchmarks/...
+bench: ## Run the benchmark suite (see benchmarks/README.md; several minutes).
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ ./benchmarks/...
+
+.PHONY: bench-load
+bench-load: build ## Whole-process load test at 100k targets: peak RSS and http_sd latency.
+	$(GO) run ./benchmarks/cmd/loadtest -allocator $(BIN)/allocator -targets 100000 -duration 20s
+
+.PHONY: stability
+stability: ## Rebalance stability of consistent-hashing at 100k targets, as JSON.
+	$(GO) run ./benchmarks/cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
 
 .PHONY: tools
 tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT)
