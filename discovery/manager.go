@@ -178,13 +178,6 @@ func (m *Manager) ApplyConfig(cfg *promconfig.Config) error {
 func (m *Manager) ApplyOperatorConfig(scs []*promconfig.ScrapeConfig) error {
 	jobs := make(map[string]*promconfig.ScrapeConfig, len(scs))
 	for _, sc := range scs {
-		if m.opts.KubeConfigFile != "" {
-			for _, c := range sc.ServiceDiscoveryConfigs {
-				if k, ok := c.(*kubernetes.SDConfig); ok && k.APIServer.URL == nil && k.KubeConfig == "" {
-					k.KubeConfig = m.opts.KubeConfigFile
-				}
-			}
-		}
 		jobs[sc.JobName] = sc
 	}
 	return m.apply(SourceOperator, jobs)
@@ -210,6 +203,9 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 	sdCfg := make(map[string]promdiscovery.Configs, len(union))
 	for name, sc := range union {
 		sdCfg[name] = sc.ServiceDiscoveryConfigs
+		if _, isOp := op[name]; isOp && m.opts.KubeConfigFile != "" {
+			sdCfg[name] = withKubeConfig(sc.ServiceDiscoveryConfigs, m.opts.KubeConfigFile)
+		}
 	}
 	if err := m.sd.ApplyConfig(sdCfg); err != nil {
 		m.metrics.configErrors.WithLabelValues(source).Inc()
@@ -351,4 +347,20 @@ func (m *Manager) pass(groups map[string][]*targetgroup.Group, pending *Update, 
 	}
 	m.log.Debug("discovery pass", "changed_jobs", len(targets), "duration", time.Since(start))
 	return pending
+}
+
+// withKubeConfig returns the configs with kubeconfig set on kubernetes_sd
+// configs that name no API server. It copies them: the served scrape configs
+// must not carry a path of this machine.
+func withKubeConfig(cfgs promdiscovery.Configs, path string) promdiscovery.Configs {
+	out := make(promdiscovery.Configs, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = c
+		if k, ok := c.(*kubernetes.SDConfig); ok && k.APIServer.URL == nil && k.KubeConfig == "" {
+			cp := *k
+			cp.KubeConfig = path
+			out[i] = &cp
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	kubernetessd "github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -94,6 +95,9 @@ prometheus_cr:
 	}
 	require.ElementsMatch(t, []string{"10.0.0.1:8080", "10.0.0.2:8080"}, state[job], "the http port is dropped by the relabel filter")
 	require.Contains(t, m.ScrapeConfigs(), job)
+	for _, c := range m.ScrapeConfigs()[job].ServiceDiscoveryConfigs {
+		require.Empty(t, c.(*kubernetessd.SDConfig).KubeConfig, "the served config carries no local kubeconfig path")
+	}
 	nodes := []string{}
 	for _, tg := range last.Targets[job] {
 		nodes = append(nodes, tg.Node)
