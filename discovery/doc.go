@@ -21,13 +21,15 @@
 // # Wiring
 //
 //	metrics, _ := discovery.NewMetrics(reg)                  // once per registry
-//	mgr, _ := discovery.NewManager(discovery.ManagerOptions{Logger: log, Metrics: metrics})
+//	mgr, _ := discovery.NewManager(discovery.ManagerOptions{Logger: log, Metrics: metrics,
+//		FilterStrategy: cfg.FilterStrategy, WaitForOperatorConfig: cfg.PrometheusCR.Enabled})
 //	_ = mgr.ApplyConfig(cfg.PromConfig.Config)               // and on every reload
 //	go mgr.Run(ctx)                                          // closes mgr.Updates() on return
 //	for u := range mgr.Updates() { ... }                     // u.ScrapeConfigs, u.Targets
 //
 //	// with prometheus_cr.enabled:
-//	w, _ := discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{...})
+//	w, _ := discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{
+//		Config: cfg.PrometheusCR, Namespace: cfg.Collector.CollectorNamespace, Logger: log, Metrics: metrics})
 //	go w.Run(ctx)                                            // calls mgr.ApplyOperatorConfig
 //
 //	// collectors: discovery.StaticCollectors(cfg.Collector.Collectors), or
@@ -52,9 +54,22 @@
 //   - CollectorWatcher.Updates: first the set once the pod cache synced, then
 //     the whole set after each change; a slow consumer gets the latest. Run
 //     closes the channel when it returns.
+//   - Reload: Manager.ApplyConfig takes a new `config:` block at any time. A
+//     changed prometheus_cr block or collector selection needs its watcher
+//     replaced: cancel its Run and start a new one (the Manager keeps the
+//     previous operator jobs until the new watcher's first generation).
 //   - OperatorWatcher.Run calls ConfigSink.ApplyOperatorConfig with the whole
 //     generated job set after its caches sync and after each change; it
 //     never calls it with a partial set: a failed generation keeps the last.
+//
+// # Kubernetes access
+//
+// OperatorWatcher lists namespaces cluster-wide (for namespace selectors) and
+// watches the four resource kinds cluster-wide, or per namespace when
+// allow_namespaces is set; it creates Events and reads Secrets and ConfigMaps
+// only in prometheus_cr.secret_namespaces (default: the collector namespace).
+// ManagerOptions.KubeConfigFile is given to the kubernetes_sd of generated jobs
+// for runs outside a cluster; the served configs never carry it.
 //
 // # Targets
 //
