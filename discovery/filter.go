@@ -246,7 +246,10 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	lb := w.lb
 	lb.Reset(lset)
 	for _, s := range j.seeds {
-		if lb.Get(s.Name) == "" {
+		// Look in the sorted discovered labels: cheaper than the builder's scan.
+		if i, found := slices.BinarySearchFunc(w.disc, s.Name, func(l labels.Label, n string) int {
+			return strings.Compare(l.Name, n)
+		}); !found || w.disc[i].Value == "" {
 			lb.Set(s.Name, s.Value)
 		}
 	}
