@@ -357,6 +357,38 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		reportPerTarget(b, 1000, mem)
 	})
+	b.Run("one-job-all-new/targets=1000", func(b *testing.B) {
+		names := make([]string, 100)
+		for i := range names {
+			names[i] = fmt.Sprintf("j%d", i)
+		}
+		groups := map[string][]*targetgroup.Group{}
+		for _, name := range names {
+			groups[name] = kubeGroups(name, 1000)
+		}
+		f := NewFilter(FilterRelabelConfig)
+		f.ApplyConfig(loadJobs(b, names...))
+		f.Process(groups)
+		// Every discovered label set differs between the two variants (a
+		// meta label), so nothing is reused: the worst case of a job update.
+		variants := [2][]*targetgroup.Group{kubeGroups("j0", 1000), kubeGroups("j0", 1000)}
+		for v, tgs := range variants {
+			for _, tg := range tgs {
+				for _, tl := range tg.Targets {
+					tl["__meta_kubernetes_pod_uid"] = model.LabelValue(fmt.Sprint(v))
+				}
+			}
+		}
+		b.ReportAllocs()
+		i := 0
+		mem := startMem()
+		for b.Loop() {
+			i++
+			groups["j0"] = variants[i%2]
+			f.Process(groups)
+		}
+		reportPerTarget(b, 1000, mem)
+	})
 }
 
 func startMem() uint64 {
