@@ -245,6 +245,15 @@ func (p *PromConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
+// Prometheus returns the parsed `config:` block, nil when absent; it is what
+// Manager.ApplyConfig takes.
+func (c *Config) Prometheus() *promconfig.Config {
+	if c == nil || c.PromConfig == nil {
+		return nil
+	}
+	return c.PromConfig.Config
+}
+
 // MarshalYAML implements yaml.v2's Marshaler.
 func (p PromConfig) MarshalYAML() (any, error) { return p.Config, nil }
 

@@ -69,8 +69,11 @@ config:
 	require.Equal(t, model.Duration(20*time.Second), sc.ScrapeInterval, "global defaults apply")
 	require.Equal(t, "/metrics", sc.MetricsPath)
 
+	require.Same(t, cfg.PromConfig.Config, cfg.Prometheus())
+
 	def, err := ParseConfig([]byte("collectors: [{name: a}, {name: b, node: n1}]"))
 	require.NoError(t, err)
+	require.Nil(t, def.Prometheus())
 	require.Equal(t, DefaultFilterStrategy, def.FilterStrategy)
 	require.Equal(t, DefaultCollectorNotReadyGracePeriod, def.Collector.CollectorNotReadyGracePeriod)
 	require.Equal(t, []StaticCollector{{Name: "a"}, {Name: "b", Node: "n1"}}, def.Collector.Collectors)

@@ -23,7 +23,7 @@
 //	metrics, _ := discovery.NewMetrics(reg)                  // once per registry
 //	mgr, _ := discovery.NewManager(discovery.ManagerOptions{Logger: log, Metrics: metrics,
 //		FilterStrategy: cfg.FilterStrategy, WaitForOperatorConfig: cfg.PrometheusCR.Enabled})
-//	_ = mgr.ApplyConfig(cfg.PromConfig.Config)               // and on every reload
+//	_ = mgr.ApplyConfig(cfg.Prometheus())                    // and on every reload
 //	go mgr.Run(ctx)                                          // closes mgr.Updates() on return
 //	for u := range mgr.Updates() { ... }                     // u.ScrapeConfigs, u.Targets
 //
@@ -40,8 +40,9 @@
 //
 //   - Manager.Updates: the first Update carries ScrapeConfigs (possibly
 //     empty) and every job's targets; it is sent once service discovery has
-//     reported once (at once when there are no jobs; at the latest after
-//     ManagerOptions.FirstSyncTimeout). Later Updates carry ScrapeConfigs only
+//     reported since the job set last changed (and, with
+//     WaitForOperatorConfig, once prometheus-operator jobs arrived), at once
+//     when there are no jobs, at the latest after FirstSyncTimeout (10s). Later Updates carry ScrapeConfigs only
 //     when the job set changed, and Targets only for jobs whose target set
 //     changed, each with its complete set (an empty slice: no targets). At
 //     most one Update per CoalesceInterval (1s by default); a slow consumer
