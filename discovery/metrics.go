@@ -63,8 +63,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "1 when the prometheus-operator resource kind is served by the API server.",
 		}, []string{"kind"}),
 		collectors: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_collectors",
-			Help: "Collectors that receive targets.",
+			Name: "shardwise_allocator_discovered_collectors",
+			Help: "Collector pods found by collector discovery (shardwise_allocator_collectors is what the allocator uses).",
 		}),
 		notReady: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shardwise_allocator_collectors_not_ready",

@@ -106,6 +106,10 @@ func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interfac
 	if opts.MinInterval <= 0 {
 		opts.MinInterval = time.Second
 	}
+	if opts.Namespace == "" {
+		// prometheus-operator's generator panics on an empty namespace.
+		return nil, fmt.Errorf("%w: prometheus_cr needs collector_namespace (the namespace of the Prometheus object handed to prometheus-operator's generator)", ErrConfig)
+	}
 	cr := opts.Config
 	if err := cr.Validate(); err != nil {
 		return nil, err
@@ -434,7 +438,14 @@ func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.Resource
 	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
 }
 
-func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) ([]*promconfig.ScrapeConfig, error) {
+func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) (scs []*promconfig.ScrapeConfig, err error) {
+	// prometheus-operator's generator panics on some inputs; a resource must
+	// never take the allocator down, so a panic fails this generation only.
+	defer func() {
+		if r := recover(); r != nil {
+			scs, err = nil, fmt.Errorf("prometheus-operator's config generator panicked: %v", r)
+		}
+	}()
 	list := func(kind string) prometheus.ListAllByNamespaceFn {
 		infs := active[kind]
 		return func(ns string, s labels.Selector, fn cache.AppendFunc) error {

@@ -437,3 +437,10 @@ prometheus_cr:
 		})
 	}
 }
+
+func TestNewOperatorWatcherNeedsNamespace(t *testing.T) {
+	t.Parallel()
+	_, err := NewOperatorWatcher(nil, nil, nil, OperatorWatcherOptions{})
+	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorContains(t, err, "collector_namespace")
+}

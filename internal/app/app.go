@@ -87,6 +87,9 @@ func Run(ctx context.Context, opts Options) error {
 		FilterStrategy:   cfg.Discovery.FilterStrategy,
 		CoalesceInterval: opts.CoalesceInterval,
 		KubeConfigFile:   kubeConfigPath(cfg),
+		// With prometheus_cr, the first update waits for the generated jobs
+		// so collectors never see a job set without them.
+		WaitForOperatorConfig: cfg.Discovery.PrometheusCR.Enabled,
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)
@@ -157,11 +160,15 @@ func Run(ctx context.Context, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("prometheus-operator client: %w", err)
 			}
+			ns := operatorNamespace(cfg)
+			if cfg.Discovery.Collector.CollectorNamespace == "" {
+				log.Warn("prometheus_cr without collector_namespace: using " + ns + " as the namespace of prometheus-operator's generator and the default secret namespace")
+			}
 			operator, err = discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{
 				Logger:    log.With("component", "prometheus-operator"),
 				Metrics:   dm,
 				Config:    cfg.Discovery.PrometheusCR,
-				Namespace: cfg.Discovery.Collector.CollectorNamespace,
+				Namespace: ns,
 			})
 			if err != nil {
 				return err
@@ -378,6 +385,18 @@ func (l *loop) applyConfig(next *config) error {
 func usesPods(c *config) bool {
 	cc := c.Discovery.Collector
 	return len(cc.Collectors) == 0 && (cc.CollectorNamespace != "" || cc.CollectorSelector != nil)
+}
+
+// operatorNamespace is the collector namespace, else $POD_NAMESPACE, else
+// "default": prometheus-operator's generator needs one.
+func operatorNamespace(c *config) string {
+	if ns := c.Discovery.Collector.CollectorNamespace; ns != "" {
+		return ns
+	}
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "default"
 }
 
 // kubeConfigPath is the kubeconfig file in use: kube_config_file_path, else

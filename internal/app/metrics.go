@@ -28,7 +28,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Targets assigned to each collector.",
 		}, []string{"collector"}),
 		collectors: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_collectors_assigned",
+			Name: "shardwise_allocator_collectors",
 			Help: "Collectors that receive targets.",
 		}),
 		unassigned: prometheus.NewGauge(prometheus.GaugeOpts{
