@@ -207,20 +207,20 @@ func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len
 
 // report adds the per-target and per-stage metrics. n is the number of
 // discovered targets a pass handles.
-func (st *stages) report(b *testing.B, n int) {
+func (s *stages) report(b *testing.B, n int) {
 	ops := float64(b.N)
-	total := st.filter + st.allocate + st.serve
-	totalB := st.filterB + st.allocateB + st.serveB
+	total := s.filter + s.allocate + s.serve
+	totalB := s.filterB + s.allocateB + s.serveB
 	b.ReportMetric(float64(total.Nanoseconds())/ops/float64(n), "ns/target")
 	b.ReportMetric(float64(totalB)/ops/float64(n), "B/target")
-	b.ReportMetric(st.filter.Seconds()*1e3/ops, "filter-ms/op")
-	b.ReportMetric(st.allocate.Seconds()*1e3/ops, "alloc-ms/op")
-	b.ReportMetric(st.serve.Seconds()*1e3/ops, "serve-ms/op")
-	b.ReportMetric(float64(st.filterB)/ops/1e6, "filter-MB/op")
-	b.ReportMetric(float64(st.allocateB)/ops/1e6, "alloc-MB/op")
-	b.ReportMetric(float64(st.serveB)/ops/1e6, "serve-MB/op")
-	b.ReportMetric(float64(st.served)/ops/1e6, "resp-MB/op")
-	b.ReportMetric(float64(st.responses)/ops, "responses/op")
+	b.ReportMetric(s.filter.Seconds()*1e3/ops, "filter-ms/op")
+	b.ReportMetric(s.allocate.Seconds()*1e3/ops, "alloc-ms/op")
+	b.ReportMetric(s.serve.Seconds()*1e3/ops, "serve-ms/op")
+	b.ReportMetric(float64(s.filterB)/ops/1e6, "filter-MB/op")
+	b.ReportMetric(float64(s.allocateB)/ops/1e6, "alloc-MB/op")
+	b.ReportMetric(float64(s.serveB)/ops/1e6, "serve-MB/op")
+	b.ReportMetric(float64(s.served)/ops/1e6, "resp-MB/op")
+	b.ReportMetric(float64(s.responses)/ops, "responses/op")
 }
 
 // BenchmarkPipeline measures the allocator's data path end to end, in

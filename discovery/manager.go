@@ -236,7 +236,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	go func() { sdDone <- m.sd.Run() }()
 	defer func() {
 		m.sdCancel()
-		<-sdDone
+		if err := <-sdDone; err != nil {
+			m.log.Warn("service discovery manager stopped", "err", err)
+		}
 	}()
 
 	var (

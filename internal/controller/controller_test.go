@@ -283,7 +283,7 @@ func TestUpstreamExample(t *testing.T) {
 		c := h.collector(t, ns, name)
 		c.Spec.Config.Exporters.Object["debug"] = map[string]any{"verbosity": "detailed"}
 		require.NoError(t, h.client.Update(ctx, c))
-		c = h.waitReady(t, ns, name, metav1.ConditionTrue)
+		h.waitReady(t, ns, name, metav1.ConditionTrue)
 		var sts appsv1.StatefulSet
 		h.get(t, ns, name+"-collector", &sts)
 		newHash := sts.Spec.Template.Annotations[manifests.AnnotationConfigHash]

@@ -349,7 +349,7 @@ func writeTargets(path string, j fleet.Job) (int64, error) {
 		Labels  map[string]string `json:"labels"`
 	}
 	enc := json.NewEncoder(w)
-	w.WriteString("[\n")
+	_, _ = w.WriteString("[\n") // errors surface at Flush
 	first := true
 	for _, tg := range j.Groups(0) {
 		for _, tl := range tg.Targets {
@@ -365,7 +365,7 @@ func writeTargets(path string, j fleet.Job) (int64, error) {
 				g.Labels[string(k)] = string(v)
 			}
 			if !first {
-				w.WriteString(",")
+				_, _ = w.WriteString(",")
 			}
 			first = false
 			if err := enc.Encode(g); err != nil {
@@ -373,7 +373,7 @@ func writeTargets(path string, j fleet.Job) (int64, error) {
 			}
 		}
 	}
-	w.WriteString("]\n")
+	_, _ = w.WriteString("]\n")
 	if err := w.Flush(); err != nil {
 		return 0, err
 	}
@@ -398,7 +398,7 @@ var statusRE = regexp.MustCompile(`status page at (http://[^ "/]+)/`)
 // start runs the allocator binary on cfg; its stderr goes to log, and the
 // address it listens on is read from it.
 func start(bin, cfg string, log io.Writer) (*allocatorProc, error) {
-	cmd := exec.Command(bin, "--config-file", cfg)
+	cmd := exec.Command(bin, "--config-file", cfg) //nolint:noctx // stopped with SIGTERM by stop, to measure a graceful exit
 	pr, pw := io.Pipe()
 	cmd.Stdout = log
 	cmd.Stderr = pw

@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		targets    = fs.Int("targets", 100000, "number of targets")
 		collectors = fs.String("collectors", "3,10,30,100", "comma-separated collector counts for the table")
-		strat      = fs.String("strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
+		strategies = fs.String("strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
 		epsilon    = fs.String("epsilon", "0.05", "load bound ε of consistent-hashing; a comma-separated list runs consistent-hashing once per ε in the same process. The first ε is the reference ε of every minimum")
 		asJSON     = fs.Bool("json", false, "print JSON: one object per collector count, or per scenario step")
 		scen       = fs.String("scenario", "", "run a scenario over the strategies: one of scale, restart, churn, job, trace, or all")
@@ -74,8 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	strategySet := false
 	fs.Visit(func(f *flag.Flag) { strategySet = strategySet || f.Name == "strategy" })
-	names := strings.Split(*strat, ",")
-	if *strat == "all" || (!strategySet && (*scen != "" || *reportDir != "")) {
+	names := strings.Split(*strategies, ",")
+	if *strategies == "all" || (!strategySet && (*scen != "" || *reportDir != "")) {
 		names = strategy.Names()
 	}
 	var factories []strategy.Factory

@@ -295,7 +295,7 @@ func render(f Figure, file string) error {
 	}
 	dc := draw.New(cw)
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
 	legend.Draw(draw.Crop(dc, figWidth-legendWidth+vg.Points(8), 0, 0, -vg.Points(20)))
 
