@@ -236,7 +236,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	go func() { sdDone <- m.sd.Run() }()
 	defer func() {
 		m.sdCancel()
-		if err := <-sdDone; err != nil {
+		if err := <-sdDone; err != nil && !errors.Is(err, context.Canceled) {
 			m.log.Warn("service discovery manager stopped", "err", err)
 		}
 	}()
@@ -266,6 +266,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if !sentFirst || wait <= 0 {
 				pending = m.pass(groups, pending, !sentFirst)
 				sentFirst, dirty, lastPass = true, false, time.Now()
+				firstTimer = nil // the first update is out: no time-out to report
 				continue
 			}
 			coalesce = time.After(wait)
