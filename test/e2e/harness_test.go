@@ -429,8 +429,9 @@ func keys[V any](m map[string]V) []string {
 }
 
 // eventually calls check until it returns nil, every pollEvery, and fails the
-// test with the last error once timeout has passed.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+// test with the last error once timeout has passed, or as soon as the
+// allocator process exits.
+func (p *allocatorProcess) eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -444,6 +445,8 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 			t.Fatalf("%s: not reached within %s; last mismatch: %v", what, timeout, err)
 		}
 		select {
+		case <-p.exited:
+			t.Fatalf("%s: allocator exited (%v); last mismatch: %v", what, p.exitErr, err)
 		case <-t.Context().Done():
 			t.Fatalf("%s: test context done; last mismatch: %v", what, err)
 		case <-time.After(pollEvery):

@@ -157,7 +157,7 @@ func TestServiceMonitor(t *testing.T) {
 	client := newAPI(alloc.url)
 
 	// The job appears once the allocator has read the ServiceMonitor.
-	eventually(t, convergeTimeout, "allocator serves the ServiceMonitor job as the contract says", func() error {
+	alloc.eventually(t, convergeTimeout, "allocator serves the ServiceMonitor job as the contract says", func() error {
 		return client.contract([]string{job}, collectors)
 	})
 
@@ -169,8 +169,8 @@ func TestServiceMonitor(t *testing.T) {
 		}
 		return expectExclusive(targets, collectors, owner, fleet.recent())
 	}
-	eventually(t, convergeTimeout, "ServiceMonitor targets scraped exactly once", check)
+	alloc.eventually(t, convergeTimeout, "ServiceMonitor targets scraped exactly once", check)
 
 	addTarget(3)
-	eventually(t, convergeTimeout, "a new EndpointSlice is discovered, assigned and scraped exactly once", check)
+	alloc.eventually(t, convergeTimeout, "a new EndpointSlice is discovered, assigned and scraped exactly once", check)
 }

@@ -83,7 +83,7 @@ func TestStaticCollectors(t *testing.T) {
 
 	alloc := startAllocator(t, bin, allocatorConfig(steps[0].collectors, scrapeConfigs))
 	client := newAPI(alloc.url)
-	eventually(t, convergeTimeout, "allocator serves every job as the contract says", func() error {
+	alloc.eventually(t, convergeTimeout, "allocator serves every job as the contract says", func() error {
 		return client.contract(jobNames, steps[0].collectors)
 	})
 
@@ -95,12 +95,12 @@ func TestStaticCollectors(t *testing.T) {
 			writeConfig(t, alloc.configFile, allocatorConfig(step.collectors, scrapeConfigs))
 			// Until the allocator has reloaded, the old assignment would pass
 			// the check below: wait for the new collector set first.
-			eventually(t, convergeTimeout, step.name+": allocator reloads the collector list", func() error {
+			alloc.eventually(t, convergeTimeout, step.name+": allocator reloads the collector list", func() error {
 				return client.expectCollectors(jobNames, step.collectors)
 			})
 		}
 		var owner map[string]string
-		eventually(t, convergeTimeout, step.name+": receivers scrape exactly their assigned targets", func() error {
+		alloc.eventually(t, convergeTimeout, step.name+": receivers scrape exactly their assigned targets", func() error {
 			var err error
 			owner, err = client.assignment(jobNames, all)
 			if err != nil {
