@@ -28,7 +28,15 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("allocator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config-file", "/conf/targetallocator.yaml", "The allocator config file (the keys of the OpenTelemetry Operator's targetallocator.yaml).")
-	listenAddr := fs.String("listen-addr", "", "The address the HTTP API listens on; overrides listen_addr in the config file.")
+	var flags app.Flags
+	fs.StringVar(&flags.ListenAddr, "listen-addr", "", "The address the HTTP API listens on; overrides listen_addr.")
+	fs.StringVar(&flags.KubeConfigPath, "kubeconfig-path", "", "A kubeconfig file; overrides kube_config_file_path (default: $KUBECONFIG, else in-cluster).")
+	fs.BoolVar(&flags.PrometheusCR, "enable-prometheus-cr-watcher", false, "Watch ServiceMonitors, PodMonitors, Probes and ScrapeConfigs; sets prometheus_cr.enabled.")
+	fs.BoolVar(&flags.HTTPSEnabled, "enable-https-server", false, "Also serve over mutual TLS; sets https.enabled.")
+	fs.StringVar(&flags.HTTPSListenAddr, "listen-addr-https", "", "The address of the HTTPS server; overrides https.listen_addr (default :8443).")
+	fs.StringVar(&flags.HTTPSCAFile, "https-ca-file", "", "The CA that signs client certificates; overrides https.ca_file_path.")
+	fs.StringVar(&flags.HTTPSCertFile, "https-tls-cert-file", "", "The server certificate; overrides https.tls_cert_file_path.")
+	fs.StringVar(&flags.HTTPSKeyFile, "https-tls-key-file", "", "The server key; overrides https.tls_key_file_path.")
 	logLevel := fs.String("log-level", "info", "Log level: debug, info, warn or error.")
 	logFormat := fs.String("log-format", "text", "Log format: text or json.")
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +72,7 @@ func run(args []string, stderr io.Writer) int {
 
 	err := app.Run(ctx, app.Options{
 		ConfigFile: *configFile,
-		ListenAddr: *listenAddr,
+		Flags:      flags,
 		Logger:     log,
 		Registry:   reg,
 		Ready: func(addr string) {

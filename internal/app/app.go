@@ -30,8 +30,8 @@ import (
 type Options struct {
 	// ConfigFile is the allocator config file; it is watched and reloaded.
 	ConfigFile string
-	// ListenAddr, when set, overrides the file's listen_addr.
-	ListenAddr string
+	// Flags override keys of the file, on every load and reload.
+	Flags Flags
 	// Logger receives the logs; nil discards them.
 	Logger *slog.Logger
 	// Registry receives every metric and serves /metrics; nil makes a private one.
@@ -61,12 +61,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log := opts.Logger
 
-	cfg, err := loadConfig(opts.ConfigFile)
+	cfg, err := loadConfig(opts.ConfigFile, opts.Flags)
 	if err != nil {
 		return err
-	}
-	if opts.ListenAddr != "" {
-		cfg.ListenAddr = opts.ListenAddr
 	}
 
 	m, err := newMetrics(opts.Registry)
@@ -183,6 +180,7 @@ func Run(ctx context.Context, opts Options) error {
 		state:   st,
 		cfg:     cfg,
 		path:    opts.ConfigFile,
+		flags:   opts.Flags,
 		targets: map[string][]*allocation.Target{},
 	}
 	reload := make(chan struct{}, 1)
@@ -253,6 +251,7 @@ type loop struct {
 	mgr     *discovery.Manager
 	state   *state
 	path    string
+	flags   Flags
 
 	cfg        *config                         // the config in force
 	targets    map[string][]*allocation.Target // the latest target set, to rebuild the allocator
@@ -327,7 +326,7 @@ func (l *loop) observe(res allocation.Result, a *allocation.Allocator) {
 
 // reload reads the config file again. On any error the config in force stays.
 func (l *loop) reload() {
-	next, err := loadConfig(l.path)
+	next, err := loadConfig(l.path, l.flags)
 	if err == nil {
 		err = l.applyConfig(next)
 	}

@@ -55,8 +55,9 @@ var (
 	}
 )
 
-// loadConfig reads and validates the config file at path.
-func loadConfig(path string) (*config, error) {
+// loadConfig reads the config file at path, applies the flags and validates
+// the result.
+func loadConfig(path string, flags Flags) (*config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -73,6 +74,9 @@ func loadConfig(path string) (*config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 		pc.SetDirectory(dir)
+	}
+	if err := flags.apply(c); err != nil {
+		return nil, fmt.Errorf("config file %s with flags: %w", path, err)
 	}
 	return c, nil
 }
@@ -125,6 +129,44 @@ func parseConfig(b []byte) (*config, error) {
 	if _, err := allocation.New(c.allocationOptions()); err != nil {
 		return nil, err
 	}
+	if err := c.validateHTTPS(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Flags are the upstream allocator's command-line flags that override keys
+// of the config file, for every load and reload. Zero values override nothing.
+type Flags struct {
+	ListenAddr      string // --listen-addr: listen_addr
+	KubeConfigPath  string // --kubeconfig-path: kube_config_file_path
+	PrometheusCR    bool   // --enable-prometheus-cr-watcher: prometheus_cr.enabled
+	HTTPSEnabled    bool   // --enable-https-server: https.enabled
+	HTTPSListenAddr string // --listen-addr-https: https.listen_addr
+	HTTPSCAFile     string // --https-ca-file: https.ca_file_path
+	HTTPSCertFile   string // --https-tls-cert-file: https.tls_cert_file_path
+	HTTPSKeyFile    string // --https-tls-key-file: https.tls_key_file_path
+}
+
+// apply overrides c with the flags that were set and checks the result.
+func (f Flags) apply(c *config) error {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&c.ListenAddr, f.ListenAddr)
+	set(&c.KubeConfigFilePath, f.KubeConfigPath)
+	c.Discovery.PrometheusCR.Enabled = c.Discovery.PrometheusCR.Enabled || f.PrometheusCR
+	c.HTTPS.Enabled = c.HTTPS.Enabled || f.HTTPSEnabled
+	set(&c.HTTPS.ListenAddr, f.HTTPSListenAddr)
+	set(&c.HTTPS.CAFilePath, f.HTTPSCAFile)
+	set(&c.HTTPS.TLSCertFilePath, f.HTTPSCertFile)
+	set(&c.HTTPS.TLSKeyFilePath, f.HTTPSKeyFile)
+	return c.validateHTTPS()
+}
+
+func (c *config) validateHTTPS() error {
 	if c.HTTPS.Enabled {
 		var missing []string
 		for k, v := range map[string]string{"ca_file_path": c.HTTPS.CAFilePath, "tls_cert_file_path": c.HTTPS.TLSCertFilePath, "tls_key_file_path": c.HTTPS.TLSKeyFilePath} {
@@ -134,13 +176,13 @@ func parseConfig(b []byte) (*config, error) {
 		}
 		if len(missing) > 0 {
 			sort.Strings(missing)
-			return nil, errors.New("https is enabled but " + strings.Join(missing, ", ") + " not set")
+			return errors.New("https is enabled but " + strings.Join(missing, ", ") + " not set")
 		}
 		if c.HTTPS.ListenAddr == "" {
 			c.HTTPS.ListenAddr = ":8443"
 		}
 	}
-	return &c, nil
+	return nil
 }
 
 func (c *config) allocationOptions() allocation.Options {

@@ -80,20 +80,37 @@ func TestLoadConfigResolvesFileSDAgainstItsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ta.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("config:\n  scrape_configs:\n    - job_name: f\n      file_sd_configs: [{files: [targets/*.json]}]\n"), 0o600))
-	c, err := loadConfig(path)
+	c, err := loadConfig(path, Flags{})
 	require.NoError(t, err)
 	sd, ok := promConfig(c).ScrapeConfigs[0].ServiceDiscoveryConfigs[0].(*file.SDConfig)
 	require.True(t, ok)
 	require.Equal(t, []string{filepath.Join(dir, "targets/*.json")}, sd.Files)
 
-	_, err = loadConfig(filepath.Join(dir, "missing.yaml"))
+	_, err = loadConfig(filepath.Join(dir, "missing.yaml"), Flags{})
 	require.ErrorContains(t, err, "missing.yaml")
 }
 
 func TestExampleConfigLoads(t *testing.T) {
 	t.Parallel()
-	c, err := loadConfig(filepath.Join("..", "..", "examples", "allocator.yaml"))
+	c, err := loadConfig(filepath.Join("..", "..", "examples", "allocator.yaml"), Flags{})
 	require.NoError(t, err)
 	require.Len(t, staticCollectors(c), 3)
 	require.Len(t, promConfig(c).ScrapeConfigs, 3)
+}
+
+func TestFlagsOverrideTheFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "ta.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("listen_addr: :1\ncollectors: [a]\n"), 0o600))
+	c, err := loadConfig(path, Flags{ListenAddr: "127.0.0.1:2", KubeConfigPath: "/k", PrometheusCR: true})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:2", c.ListenAddr)
+	require.Equal(t, "/k", c.KubeConfigFilePath)
+	require.True(t, c.Discovery.PrometheusCR.Enabled)
+
+	_, err = loadConfig(path, Flags{HTTPSEnabled: true, HTTPSCAFile: "ca.pem"})
+	require.ErrorContains(t, err, "https.tls_cert_file_path, https.tls_key_file_path not set")
+	c, err = loadConfig(path, Flags{HTTPSEnabled: true, HTTPSCAFile: "ca", HTTPSCertFile: "crt", HTTPSKeyFile: "key"})
+	require.NoError(t, err)
+	require.Equal(t, ":8443", c.HTTPS.ListenAddr)
 }
