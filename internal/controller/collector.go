@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -202,22 +201,12 @@ func (r *CollectorReconciler) observe(ctx context.Context, c *v1beta1.OpenTeleme
 	return nil
 }
 
-// updateStatus writes the status when it changed, so a reconcile without
-// change writes nothing.
 func (r *CollectorReconciler) updateStatus(ctx context.Context, c *v1beta1.OpenTelemetryCollector, before *v1beta1.OpenTelemetryCollectorStatus) error {
-	if equality.Semantic.DeepEqual(before, &c.Status) {
-		return nil
-	}
-	if err := r.Client.Status().Update(ctx, c); err != nil {
-		return fmt.Errorf("update collector status: %w", err)
-	}
-	return nil
+	return updateStatus(ctx, r.Client, c, before, &c.Status, "collector")
 }
 
 func (r *CollectorReconciler) event(obj runtime.Object, typ, reason string, err error) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", err.Error())
-	}
+	recordEvent(r.Recorder, obj, typ, reason, err)
 }
 
 // setReady sets the Ready condition; its transition time changes only when

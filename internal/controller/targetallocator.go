@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -231,17 +230,9 @@ func (r *TargetAllocatorReconciler) setFinalizer(ctx context.Context, ta *v1alph
 }
 
 func (r *TargetAllocatorReconciler) updateStatus(ctx context.Context, ta *v1alpha1.TargetAllocator, before *v1alpha1.TargetAllocatorStatus) error {
-	if equality.Semantic.DeepEqual(before, &ta.Status) {
-		return nil
-	}
-	if err := r.Client.Status().Update(ctx, ta); err != nil {
-		return fmt.Errorf("update target allocator status: %w", err)
-	}
-	return nil
+	return updateStatus(ctx, r.Client, ta, before, &ta.Status, "target allocator")
 }
 
 func (r *TargetAllocatorReconciler) event(obj runtime.Object, typ, reason string, err error) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", err.Error())
-	}
+	recordEvent(r.Recorder, obj, typ, reason, err)
 }
