@@ -287,7 +287,7 @@ func TestPerNode(t *testing.T) {
 	t.Parallel()
 	node := func(addr, n string) *Target {
 		lbls := labels.FromStrings("__address__", addr, "__meta_kubernetes_pod_node_name", n)
-		return &Target{Job: "j", Hash: lbls.Hash(), Address: addr, Labels: lbls, Node: NodeOf(lbls)}
+		return &Target{Job: "j", Hash: lbls.Hash(), Address: addr, Labels: DiscoveredOf(lbls), Node: NodeOf(DiscoveredOf(lbls))}
 	}
 	targets := []*Target{node("a:1", "n1"), node("b:1", "n2"), node("c:1", "n3"), node("d:1", ""), node("e:2", "n1")}
 	collectors := []Collector{{Name: "c1", Node: "n1"}, {Name: "c2", Node: "n2"}, {Name: "c3", Node: "n2"}}
@@ -329,7 +329,7 @@ func TestNodeOf(t *testing.T) {
 		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Pod", "__meta_kubernetes_endpointslice_address_target_name", "p"), ""},
 		{labels.EmptyLabels(), ""},
 	} {
-		require.Equal(t, tc.want, NodeOf(tc.lbls), tc.lbls.String())
+		require.Equal(t, tc.want, NodeOf(DiscoveredOf(tc.lbls)), tc.lbls.String())
 	}
 }
 
@@ -366,7 +366,7 @@ func TestSliceVersionsSurviveUnrelatedUpdates(t *testing.T) {
 	}
 	// New labels for one target: a new Target value with the same identity.
 	tg := *s1.Slice("collector-0", "job-0").Targets[0]
-	tg.Labels = labels.FromStrings("__address__", tg.Address, "extra", "1")
+	tg.Labels = discovered("__address__", tg.Address, "extra", "1")
 	ts := slices.Clone(makeTargets(300, 3, "v")["job-0"])
 	for i := range ts {
 		if ts[i].Hash == tg.Hash {
@@ -386,7 +386,7 @@ func TestDuplicateIdentityNewestWins(t *testing.T) {
 	a := mustNew(t, Options{})
 	a.SetCollectors(makeCollectors(1))
 	old := &Target{Job: "j", Hash: 1, Address: "a:1"}
-	newer := &Target{Job: "j", Hash: 1, Address: "a:1", Labels: labels.FromStrings("v", "2")}
+	newer := &Target{Job: "j", Hash: 1, Address: "a:1", Labels: discovered("v", "2")}
 	a.SetJobTargets(map[string][]*Target{"j": {old, newer}})
 	sl := a.Snapshot().Slice("collector-0", "j")
 	require.Len(t, sl.Targets, 1)

@@ -22,7 +22,7 @@ func ExampleAllocator() {
 		addr := fmt.Sprintf("10.0.%d.%d:9100", i/250, i%250)
 		lbls := labels.FromStrings("__address__", addr)
 		// Discovery computes the identity from the job and the relabeled labels.
-		targets = append(targets, &allocation.Target{Job: "node", Hash: lbls.Hash(), Address: addr, Labels: lbls})
+		targets = append(targets, &allocation.Target{Job: "node", Hash: lbls.Hash(), Address: addr, Labels: allocation.DiscoveredOf(lbls)})
 	}
 	a.SetJobTargets(map[string][]*allocation.Target{"node": targets})
 	before := a.Snapshot()

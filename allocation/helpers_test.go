@@ -19,7 +19,7 @@ func makeTargets(n, jobs int, seed string) map[string][]*Target {
 			Job:     job,
 			Hash:    xxhash.Sum64String(seed + "\xff" + job + "\xff" + addr),
 			Address: addr,
-			Labels:  labels.FromStrings("__address__", addr, "job", job),
+			Labels:  discovered("__address__", addr, "job", job),
 		})
 	}
 	return out
@@ -63,3 +63,5 @@ func mustNew(tb interface{ Fatal(...any) }, opts Options) *Allocator {
 	}
 	return a
 }
+
+func discovered(kv ...string) Discovered { return DiscoveredOf(labels.FromStrings(kv...)) }

@@ -1,7 +1,5 @@
 package allocation
 
-import "github.com/prometheus/prometheus/model/labels"
-
 // Labels that name the node a target runs on, in the order NodeOf reads them.
 const (
 	labelPodNode             = "__meta_kubernetes_pod_node_name"
@@ -14,7 +12,7 @@ const (
 // NodeOf returns the node a target runs on according to its discovered
 // labels, "" when they do not say: the pod's node, the node itself (node role),
 // the endpoint's node, or an EndpointSlice address whose target is a Node.
-func NodeOf(lbls labels.Labels) string {
+func NodeOf(lbls Discovered) string {
 	for _, name := range []string{labelPodNode, labelNodeName, labelEndpointNode} {
 		if v := lbls.Get(name); v != "" {
 			return v

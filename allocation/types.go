@@ -3,8 +3,6 @@ package allocation
 import (
 	"errors"
 	"time"
-
-	"github.com/prometheus/prometheus/model/labels"
 )
 
 // Strategy names, as in the OpenTelemetry Operator's targetallocator.yaml.
@@ -33,7 +31,7 @@ type Target struct {
 	Address string
 	// Labels are the discovered labels before relabeling, served to the
 	// collector, which relabels itself.
-	Labels labels.Labels
+	Labels Discovered
 	// Node is the Kubernetes node the target runs on, "" when unknown. Only the
 	// per-node strategy reads it; see NodeOf.
 	Node string

@@ -165,7 +165,6 @@ type worker struct {
 	sb      labels.ScratchBuilder
 	keys    []string       // label names of the previous target, sorted
 	tl      []labels.Label // target labels of the current target, sorted
-	gl      []labels.Label // group labels of the current group, sorted
 	disc    []labels.Label // discovered labels of the current target, sorted
 	scratch labels.Labels  // encoded disc, in the ScratchBuilder's reused buffer
 	lb      *labels.Builder
@@ -194,9 +193,11 @@ func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter
 	}
 	w.old = w.old[:0]
 	for _, tg := range tgs {
-		w.gl = sortedLabels(w.gl[:0], tg.Labels)
+		// The group's labels, sorted: shared by every target of the group
+		// that is kept, so never reused.
+		gl := sortedLabels(nil, tg.Labels)
 		for _, tl := range tg.Targets {
-			t, dh, reused := w.target(name, j, tl, tg.Labels, w.gl, filter)
+			t, dh, reused := w.target(name, j, tl, tg.Labels, gl, filter)
 			if t == nil {
 				continue
 			}
@@ -238,13 +239,15 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	}
 	w.sb.Overwrite(&w.scratch)
 	dh := w.scratch.Hash()
-	if prev := j.byLabel[dh]; prev != nil && labels.Equal(prev.Labels, w.scratch) {
+	disc := allocation.Discovered{Group: gl, Own: tl}
+	if prev := j.byLabel[dh]; prev != nil && prev.Labels.Same(disc) {
 		return prev, dh, true
 	}
-	lset := w.scratch.Copy()
 
+	// Relabel on top of the scratch encoding: nothing derived from it is kept
+	// past this call, so the target keeps no encoded copy of its labels.
 	lb := w.lb
-	lb.Reset(lset)
+	lb.Reset(w.scratch)
 	for _, s := range j.seeds {
 		// Look in the sorted discovered labels: cheaper than the builder's scan.
 		if i, found := slices.BinarySearchFunc(w.disc, s.Name, func(l labels.Label, n string) int {
@@ -272,11 +275,12 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	})
 	slices.SortFunc(w.tmp, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 
+	disc.Own = slices.Clone(tl) // tl is the worker's buffer
 	t := &allocation.Target{
 		Job:     job,
 		Hash:    identity(job, w.tmp),
-		Address: lset.Get(model.AddressLabel),
-		Labels:  lset,
+		Address: string(tLabelsOr(tLabels, tgLabels, model.AddressLabel)),
+		Labels:  disc,
 		Node:    nodeOf(tLabels, tgLabels),
 	}
 	return t, dh, false
@@ -383,7 +387,7 @@ func preferTarget(candidate *allocation.Target, candOld bool, current *allocatio
 	if candOld != curOld {
 		return curOld
 	}
-	return labels.Compare(candidate.Labels, current.Labels) > 0
+	return candidate.Labels.Compare(current.Labels) > 0
 }
 
 // neutraliseSharding removes prometheus-operator's sharding rules (the

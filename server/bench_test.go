@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/shardwise/shardwise/allocation"
 )
@@ -37,7 +36,7 @@ func benchTargets(n, jobs int) map[string][]*allocation.Target {
 			Job:     job,
 			Hash:    xxhash.Sum64String(job + "\xff" + addr),
 			Address: addr,
-			Labels: labels.FromStrings(
+			Labels: discovered(
 				"__address__", addr,
 				"__meta_kubernetes_namespace", "ns-"+strconv.Itoa(i%jobs),
 				"__meta_kubernetes_pod_name", "app-"+strconv.Itoa(i),

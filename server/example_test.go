@@ -27,7 +27,7 @@ func Example() {
 			Job:     "serviceMonitor/ns/app/0",
 			Hash:    1,
 			Address: "10.0.0.1:8080",
-			Labels:  labels.FromStrings("__address__", "10.0.0.1:8080"),
+			Labels:  allocation.DiscoveredOf(labels.FromStrings("__address__", "10.0.0.1:8080")),
 		}},
 	})
 

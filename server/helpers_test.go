@@ -65,7 +65,7 @@ func mkTarget(job, addr string, extra ...string) *allocation.Target {
 		Job:     job,
 		Hash:    xxhash.Sum64String(job + "\xff" + addr),
 		Address: addr,
-		Labels:  labels.FromStrings(ls...),
+		Labels:  discovered(ls...),
 	}
 }
 
@@ -139,3 +139,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = tWriter{}
+
+func discovered(kv ...string) allocation.Discovered {
+	return allocation.DiscoveredOf(labels.FromStrings(kv...))
+}

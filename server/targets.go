@@ -162,7 +162,7 @@ func appendTarget(b []byte, t *allocation.Target) []byte {
 	return append(b, '}')
 }
 
-func appendLabels(b []byte, ls labels.Labels) []byte {
+func appendLabels(b []byte, ls allocation.Discovered) []byte {
 	b = append(b, '{')
 	first := true
 	ls.Range(func(l labels.Label) {

@@ -46,7 +46,7 @@ func (w *Workload) newTarget(job string) *allocation.Target {
 		Job:     job,
 		Hash:    xxhash.Sum64String(job + "\xff" + addr),
 		Address: addr,
-		Labels: labels.FromStrings(
+		Labels: discovered(
 			"__address__", addr,
 			"__meta_kubernetes_namespace", "ns-"+strconv.Itoa(i%50),
 			"__meta_kubernetes_pod_name", pod,
@@ -201,3 +201,7 @@ func (w *Workload) RestoreJob(had map[string][]*allocation.Target) map[string][]
 
 // Rand is the workload's generator, for scenarios that draw their own choices.
 func (w *Workload) Rand() *rand.Rand { return w.rng }
+
+func discovered(kv ...string) allocation.Discovered {
+	return allocation.DiscoveredOf(labels.FromStrings(kv...))
+}

@@ -20,7 +20,7 @@ func targets(n, jobs int) map[string][]*allocation.Target {
 		job := "job-" + strconv.Itoa(i%jobs)
 		addr := fmt.Sprintf("10.0.%d.%d:9100", i>>8, i&255)
 		out[job] = append(out[job], &allocation.Target{Job: job, Hash: xxhash.Sum64String(job + "\xff" + addr), Address: addr,
-			Labels: labels.FromStrings("__address__", addr, "job", job)})
+			Labels: allocation.DiscoveredOf(labels.FromStrings("__address__", addr, "job", job))})
 	}
 	return out
 }
@@ -53,7 +53,7 @@ func TestHashModMatchesPrometheus(t *testing.T) {
 	}
 	for _, ts := range jobs {
 		for _, tg := range ts {
-			out, keep := relabel.Process(tg.Labels, cfg)
+			out, keep := relabel.Process(tg.Labels.Labels(), cfg)
 			require.True(t, keep)
 			got, ok := h.Owner(tg.Hash)
 			require.True(t, ok)

@@ -1,0 +1,29 @@
+package allocation
+
+import (
+	"testing"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiscoveredMergesOwnOverGroup(t *testing.T) {
+	t.Parallel()
+	d := Discovered{
+		Group: []labels.Label{{Name: "a", Value: "g"}, {Name: "c", Value: "g"}, {Name: "e", Value: "g"}},
+		Own:   []labels.Label{{Name: "b", Value: "o"}, {Name: "c", Value: "o"}, {Name: "f", Value: "o"}},
+	}
+	want := labels.FromStrings("a", "g", "b", "o", "c", "o", "e", "g", "f", "o")
+	require.True(t, labels.Equal(want, d.Labels()), d.String())
+	require.Equal(t, want.Map(), d.Map())
+	require.Equal(t, 5, d.Len())
+	require.Equal(t, "o", d.Get("c"))
+	require.Equal(t, "g", d.Get("e"))
+	require.Empty(t, d.Get("z"))
+
+	flat := DiscoveredOf(want)
+	require.Zero(t, d.Compare(flat), "same labels from different halves compare equal")
+	require.False(t, d.Same(flat), "but are not the Same")
+	require.True(t, d.Same(Discovered{Group: d.Group, Own: append([]labels.Label(nil), d.Own...)}))
+	require.Positive(t, DiscoveredOf(labels.FromStrings("a", "h")).Compare(DiscoveredOf(labels.FromStrings("a", "g"))))
+}
