@@ -3,6 +3,7 @@ package allocation
 import (
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
 )
@@ -11,7 +12,7 @@ func TestDiscoveredMergesOwnOverGroup(t *testing.T) {
 	t.Parallel()
 	d := Discovered{
 		Group: []labels.Label{{Name: "a", Value: "g"}, {Name: "c", Value: "g"}, {Name: "e", Value: "g"}},
-		Own:   []labels.Label{{Name: "b", Value: "o"}, {Name: "c", Value: "o"}, {Name: "f", Value: "o"}},
+		Own:   model.LabelSet{"b": "o", "c": "o", "f": "o"},
 	}
 	want := labels.FromStrings("a", "g", "b", "o", "c", "o", "e", "g", "f", "o")
 	require.True(t, labels.Equal(want, d.Labels()), d.String())
@@ -24,6 +25,16 @@ func TestDiscoveredMergesOwnOverGroup(t *testing.T) {
 	flat := DiscoveredOf(want)
 	require.Zero(t, d.Compare(flat), "same labels from different halves compare equal")
 	require.False(t, d.Same(flat), "but are not the Same")
-	require.True(t, d.Same(Discovered{Group: d.Group, Own: append([]labels.Label(nil), d.Own...)}))
+	require.True(t, d.Same(Discovered{Group: d.Group, Own: d.Own.Clone()}))
 	require.Positive(t, DiscoveredOf(labels.FromStrings("a", "h")).Compare(DiscoveredOf(labels.FromStrings("a", "g"))))
+}
+
+func TestDiscoveredFootprintBoundsTheMergedSet(t *testing.T) {
+	t.Parallel()
+	d := Discovered{Group: []labels.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "22"}}, Own: model.LabelSet{"b": "3", "cc": "4"}}
+	n, bytes := d.Footprint()
+	require.GreaterOrEqual(t, n, d.Len())
+	merged := 0
+	d.Range(func(l labels.Label) { merged += len(l.Name) + len(l.Value) })
+	require.GreaterOrEqual(t, bytes, merged)
 }

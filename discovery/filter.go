@@ -239,7 +239,7 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	}
 	w.sb.Overwrite(&w.scratch)
 	dh := w.scratch.Hash()
-	disc := allocation.Discovered{Group: gl, Own: tl}
+	disc := allocation.Discovered{Group: gl, Own: tLabels}
 	if prev := j.byLabel[dh]; prev != nil && prev.Labels.Same(disc) {
 		return prev, dh, true
 	}
@@ -275,7 +275,6 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	})
 	slices.SortFunc(w.tmp, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 
-	disc.Own = slices.Clone(tl) // tl is the worker's buffer
 	t := &allocation.Target{
 		Job:     job,
 		Hash:    identity(job, w.tmp),

@@ -135,7 +135,8 @@ func sliceSize(sl *allocation.Slice) int {
 	n := 2
 	for _, t := range sl.Targets {
 		n += 2*len(t.Address) + 36 // {"targets":["…"],"labels":{…}},
-		t.Labels.Range(func(l labels.Label) { n += len(l.Name) + len(l.Value) + 6 })
+		count, size := t.Labels.Footprint()
+		n += size + 6*count
 	}
 	return n + n/16 // escapes
 }
