@@ -17,15 +17,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/shardwise/shardwise/internal/testenv"
 )
 
+var env *testenv.Env
+
+// TestMain starts one control plane for the tests that discover collector
+// pods, and checks for leaked goroutines after all tests.
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.ReleaseMode)
-	goleak.VerifyTestMain(m,
-		// klog's and the kubernetes client's background flushers start at init.
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Type).updateUnfinishedWorkLoop"),
-	)
+	code := testenv.Main(m, &env)
+	if code == 0 {
+		if err := goleak.Find(testenv.LeakIgnores()...); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 const appConfig = `
@@ -56,6 +65,14 @@ func runApp(t *testing.T, collectors string) (base, path string, reg *prometheus
 	path = filepath.Join(dir, "ta.yaml")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "targets.json"), []byte(fileTargets), 0o600))
 	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, appConfig, collectors), 0o600))
+	base, reg = start(t, path)
+	return base, path, reg
+}
+
+// start runs the allocator on the config file at path and returns its base
+// URL once it is ready.
+func start(t *testing.T, path string) (base string, reg *prometheus.Registry) {
+	t.Helper()
 
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan string, 1)
@@ -88,7 +105,7 @@ func runApp(t *testing.T, collectors string) (base, path string, reg *prometheus
 		t.Fatal("server did not start")
 	}
 	eventually(t, func() bool { return !strings.HasPrefix(get(t, base+"/readyz"), "status ") })
-	return base, path, reg
+	return base, reg
 }
 
 func get(t *testing.T, u string) string {

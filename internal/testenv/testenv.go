@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"testing"
 
+	"go.uber.org/goleak"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -92,4 +93,19 @@ func Require(tb testing.TB, env *Env) *rest.Config {
 		tb.Skip(ErrUnavailable.Error())
 	}
 	return env.Config
+}
+
+// LeakIgnores are the goroutines that client-go, klog and idle HTTP
+// connections to the test API server leave behind by design; pass them to
+// goleak.Find after Main in packages that talk to the control plane.
+func LeakIgnores() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
+		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Typed[...]).updateUnfinishedWorkLoop"),
+		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*delayingType[...]).waitingLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop"),
+		goleak.IgnoreAnyFunction("k8s.io/client-go/tools/record.(*eventBroadcasterImpl).StartEventWatcher.func1"),
+	}
 }

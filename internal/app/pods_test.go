@@ -1,0 +1,87 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// writeKubeconfig writes a kubeconfig for cfg, as the allocator reads it.
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*kc, path))
+	return path
+}
+
+// TestCollectorsFromPods runs the allocator on collector discovery: the
+// ready pods matching collector_selector in collector_namespace receive the
+// targets, and a deleted pod's targets go to the others.
+func TestCollectorsFromPods(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "observability"
+	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pod := func(name string, lbls map[string]string) {
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	collector := map[string]string{"app.kubernetes.io/component": "opentelemetry-collector"}
+	pod("otel-collector-0", collector)
+	pod("otel-collector-1", collector)
+	pod("web-0", map[string]string{"app": "web"})
+
+	path := filepath.Join(t.TempDir(), "ta.yaml")
+	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `
+listen_addr: 127.0.0.1:0
+kube_config_file_path: %s
+collector_namespace: %s
+collector_selector:
+  matchLabels:
+    app.kubernetes.io/component: opentelemetry-collector
+config:
+  scrape_configs:
+    - job_name: static job
+      static_configs:
+        - targets: [a:1, b:1, c:1, d:1, e:1, f:1, g:1, h:1]
+`, writeKubeconfig(t, cfg), ns), 0o600))
+	base, _ := start(t, path)
+
+	pods := []string{"otel-collector-0", "otel-collector-1", "web-0"}
+	eventually(t, func() bool {
+		a := assigned(t, base, "static job", pods...)
+		return count(a) == 8 && len(a["otel-collector-0"]) > 0 && len(a["otel-collector-1"]) > 0
+	})
+	require.Empty(t, assigned(t, base, "static job", "web-0")["web-0"], "a pod outside the selector is no collector")
+
+	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "otel-collector-1", metav1.DeleteOptions{}))
+	eventually(t, func() bool { return len(assigned(t, base, "static job", "otel-collector-0")["otel-collector-0"]) == 8 })
+}
