@@ -3,10 +3,13 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/discovery/file"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/allocation"
 )
@@ -113,4 +116,33 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 	c, err = loadConfig(path, Flags{HTTPSEnabled: true, HTTPSCAFile: "ca", HTTPSCertFile: "crt", HTTPSKeyFile: "key"})
 	require.NoError(t, err)
 	require.Equal(t, ":8443", c.HTTPS.ListenAddr)
+}
+
+// TestOperatorRenderedConfigLoads feeds the allocator config the operator
+// renders (its golden files) through the allocator's own strict parser, so
+// the two sides cannot drift apart.
+func TestOperatorRenderedConfigLoads(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "manifests", "testdata", "targetallocator-*.golden.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		found := false
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			var cm corev1.ConfigMap
+			require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &cm), f)
+			ta, ok := cm.Data["targetallocator.yaml"]
+			if cm.Kind != "ConfigMap" || !ok {
+				continue
+			}
+			found = true
+			c, err := parseConfig([]byte(ta))
+			require.NoError(t, err, "%s: the allocator refuses what the operator renders", f)
+			require.NotEmpty(t, c.Discovery.Collector.CollectorNamespace, f)
+			require.NotNil(t, c.Discovery.Collector.CollectorSelector, f)
+		}
+		require.True(t, found, "%s has no allocator ConfigMap", f)
+	}
 }
