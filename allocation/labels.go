@@ -19,6 +19,10 @@ import (
 type Discovered struct {
 	Group []labels.Label
 	Own   model.LabelSet
+	// OwnNames, when set, are Own's names in order, shared by the targets
+	// that have the same names (those of one group, usually), so reading the
+	// merged set in order needs no sort.
+	OwnNames []string
 }
 
 // DiscoveredOf wraps a complete label set, for callers without groups.
@@ -32,10 +36,16 @@ func DiscoveredOf(ls labels.Labels) Discovered {
 func (d Discovered) Range(f func(l labels.Label)) {
 	var buf [64]labels.Label
 	o := buf[:0]
-	for n, v := range d.Own {
-		o = append(o, labels.Label{Name: string(n), Value: string(v)})
+	if len(d.OwnNames) == len(d.Own) {
+		for _, n := range d.OwnNames {
+			o = append(o, labels.Label{Name: n, Value: string(d.Own[model.LabelName(n)])})
+		}
+	} else {
+		for n, v := range d.Own {
+			o = append(o, labels.Label{Name: string(n), Value: string(v)})
+		}
+		slices.SortFunc(o, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 	}
-	slices.SortFunc(o, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 	g := d.Group
 	for len(g) > 0 || len(o) > 0 {
 		switch {

@@ -38,3 +38,14 @@ func TestDiscoveredFootprintBoundsTheMergedSet(t *testing.T) {
 	d.Range(func(l labels.Label) { merged += len(l.Name) + len(l.Value) })
 	require.GreaterOrEqual(t, bytes, merged)
 }
+
+func TestDiscoveredOwnNamesGiveTheSameOrder(t *testing.T) {
+	t.Parallel()
+	own := model.LabelSet{"z": "1", "b": "2", "m": "3"}
+	group := []labels.Label{{Name: "a", Value: "g"}, {Name: "m", Value: "g"}}
+	sorted := Discovered{Group: group, Own: own}
+	named := Discovered{Group: group, Own: own, OwnNames: []string{"b", "m", "z"}}
+	require.True(t, labels.Equal(sorted.Labels(), named.Labels()))
+	require.Equal(t, `{a="g", b="2", m="3", z="1"}`, named.String())
+	require.True(t, sorted.Same(named), "OwnNames is an index, not content")
+}

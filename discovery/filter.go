@@ -163,7 +163,7 @@ func (f *Filter) Targets(job string) []*allocation.Target {
 // worker holds the scratch space of one goroutine.
 type worker struct {
 	sb      labels.ScratchBuilder
-	keys    []string       // label names of the previous target, sorted
+	keys    []string       // label names of the previous target, sorted; shared by targets, never modified
 	tl      []labels.Label // target labels of the current target, sorted
 	disc    []labels.Label // discovered labels of the current target, sorted
 	scratch labels.Labels  // encoded disc, in the ScratchBuilder's reused buffer
@@ -239,7 +239,7 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 	}
 	w.sb.Overwrite(&w.scratch)
 	dh := w.scratch.Hash()
-	disc := allocation.Discovered{Group: gl, Own: tLabels}
+	disc := allocation.Discovered{Group: gl, Own: tLabels, OwnNames: w.keys}
 	if prev := j.byLabel[dh]; prev != nil && prev.Labels.Same(disc) {
 		return prev, dh, true
 	}
@@ -305,7 +305,8 @@ func (w *worker) sortedTargetLabels(ls model.LabelSet) []labels.Label {
 		}
 	}
 	w.tl = sortedLabels(w.tl[:0], ls)
-	w.keys = w.keys[:0]
+	// A new slice, never a reused one: targets share it as their OwnNames.
+	w.keys = make([]string, 0, len(w.tl))
 	for _, l := range w.tl {
 		w.keys = append(w.keys, l.Name)
 	}
