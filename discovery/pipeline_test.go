@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"path/filepath"
 	"testing"
 
 	kubernetessd "github.com/prometheus/prometheus/discovery/kubernetes"
@@ -11,26 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
-
-// writeKubeconfig writes a kubeconfig for cfg, for Prometheus' kubernetes_sd.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, clientcmd.WriteToFile(*kc, path))
-	return path
-}
 
 // TestPipelineServiceMonitor runs the whole path against a real API server:
 // a ServiceMonitor becomes a job through prometheus-operator's generator
@@ -83,7 +66,7 @@ prometheus_cr:
   service_monitor_selector: {matchLabels: {pipeline: "yes"}}
 `))
 	require.NoError(t, err)
-	m, _ := startManager(t, ManagerOptions{KubeConfigFile: writeKubeconfig(t, cfg)})
+	m, _ := startManager(t, ManagerOptions{KubeConfigFile: testenv.WriteKubeconfig(t, cfg)})
 	startOperatorWatcher(t, cfg, m, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: "pipeline"})
 
 	const job = "serviceMonitor/pipeline/web/0"

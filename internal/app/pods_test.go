@@ -10,25 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
-
-// writeKubeconfig writes a kubeconfig for cfg, as the allocator reads it.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
-	kc.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, clientcmd.WriteToFile(*kc, path))
-	return path
-}
 
 // TestCollectorsFromPods runs the allocator on collector discovery: the
 // ready pods matching collector_selector in collector_namespace receive the
@@ -72,7 +56,7 @@ config:
     - job_name: static job
       static_configs:
         - targets: [a:1, b:1, c:1, d:1, e:1, f:1, g:1, h:1]
-`, writeKubeconfig(t, cfg), ns), 0o600))
+`, testenv.WriteKubeconfig(t, cfg), ns), 0o600))
 	base, _ := start(t, path)
 
 	pods := []string{"otel-collector-0", "otel-collector-1", "web-0"}
