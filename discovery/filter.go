@@ -46,13 +46,13 @@ type Filter struct {
 
 // filterJob is the state of one job across passes.
 type filterJob struct {
-	cfg     *promconfig.ScrapeConfig
-	rules   []rule         // relabel_configs with the sharding rule removed
-	seeds   []labels.Label // scrape-config labels set where absent
-	groups  map[*targetgroup.Group]struct{}
-	byLabel map[uint64]*allocation.Target // previous targets by discovered-labels hash
-	out     []*allocation.Target          // previous result, sorted by Hash
-	dirty   bool                          // config changed since the last pass
+	cfg    *promconfig.ScrapeConfig
+	rules  []rule         // relabel_configs with the sharding rule removed
+	seeds  []labels.Label // scrape-config labels set where absent
+	groups map[*targetgroup.Group]struct{}
+	byAddr map[string]*allocation.Target // previous targets by discovered address
+	out    []*allocation.Target          // previous result, sorted by Hash
+	dirty  bool                          // config changed since the last pass
 }
 
 // NewFilter returns a Filter for the strategy FilterRelabelConfig (also when
@@ -86,7 +86,7 @@ func (f *Filter) ApplyConfig(jobs map[string]*promconfig.ScrapeConfig) {
 		j.rules = compileRules(neutraliseSharding(sc.RelabelConfigs))
 		j.seeds = seeds(sc)
 		j.groups = nil
-		j.byLabel = nil
+		j.byAddr = nil
 		j.dirty = true
 	}
 }
@@ -162,30 +162,22 @@ func (f *Filter) Targets(job string) []*allocation.Target {
 
 // worker holds the scratch space of one goroutine.
 type worker struct {
-	sb      labels.ScratchBuilder
-	keys    []string       // label names of the previous target, sorted; shared by targets, never modified
-	tl      []labels.Label // target labels of the current target, sorted
-	disc    []labels.Label // discovered labels of the current target, sorted
-	scratch labels.Labels  // encoded disc, in the ScratchBuilder's reused buffer
-	lb      *labels.Builder
-	tmp     []labels.Label
-	buf     []byte
-	seen    map[uint64]int
-	old     []bool // per output index: the target was served by the previous pass
+	keys []string // own label names of the previous target, sorted; shared by targets, never modified
+	r    relabeler
+	tmp  []labels.Label
+	seen map[uint64]int
+	old  []bool // per output index: the target was served by the previous pass
 }
 
 // job recomputes one job. It reports whether the result equals the previous one.
 func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter bool) ([]*allocation.Target, bool) {
-	if w.lb == nil {
-		w.lb = labels.NewBuilder(labels.EmptyLabels())
-	}
 	n := 0
 	groupSet := make(map[*targetgroup.Group]struct{}, len(tgs))
 	for _, tg := range tgs {
 		groupSet[tg] = struct{}{}
 		n += len(tg.Targets)
 	}
-	byLabel := make(map[uint64]*allocation.Target, n)
+	byAddr := make(map[string]*allocation.Target, n)
 	out := make([]*allocation.Target, 0, n)
 	clear(w.seen)
 	if w.seen == nil {
@@ -197,11 +189,11 @@ func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter
 		// that is kept, so never reused.
 		gl := sortedLabels(nil, tg.Labels)
 		for _, tl := range tg.Targets {
-			t, dh, reused := w.target(name, j, tl, tg.Labels, gl, filter)
+			t, reused := w.target(name, j, tl, tg.Labels, gl, filter)
 			if t == nil {
 				continue
 			}
-			byLabel[dh] = t
+			byAddr[t.Address] = t
 			if i, dup := w.seen[t.Hash]; dup {
 				// Same identity: one target. Serve the newest labels: the ones
 				// not served before, else a stable choice.
@@ -220,97 +212,66 @@ func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter
 	if same && j.out != nil {
 		out = j.out
 	}
-	j.groups, j.byLabel, j.out = groupSet, byLabel, out
+	j.groups, j.byAddr, j.out = groupSet, byAddr, out
 	return out, same
 }
 
-// target builds one target; nil means dropped. It also returns the hash of
-// the discovered labels, the key of the reuse cache, and whether the target
-// was reused from the previous pass. gl are the group's labels, sorted.
-func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, uint64, bool) {
-	// Merge group and target labels, target wins, sorted.
-	tl := w.sortedTargetLabels(tLabels)
-	w.disc = mergeLabels(w.disc[:0], tl, gl)
-	// Encode into a reused buffer: hash and compare with the previous pass
-	// without allocating; copy only what is new.
-	w.sb.Reset()
-	for _, l := range w.disc {
-		w.sb.Add(l.Name, l.Value)
+// target builds one target; nil means dropped. It also reports whether the
+// target was reused from the previous pass. gl are the group's labels, sorted.
+func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, bool) {
+	disc := allocation.Discovered{Group: gl, Own: tLabels, OwnNames: w.ownNames(tLabels)}
+	addr := disc.Get(model.AddressLabel)
+	if prev := j.byAddr[addr]; prev != nil && prev.Labels.Same(disc) {
+		return prev, true
 	}
-	w.sb.Overwrite(&w.scratch)
-	dh := w.scratch.Hash()
-	disc := allocation.Discovered{Group: gl, Own: tLabels, OwnNames: w.keys}
-	if prev := j.byLabel[dh]; prev != nil && prev.Labels.Same(disc) {
-		return prev, dh, true
-	}
-
-	// Relabel on top of the scratch encoding: nothing derived from it is kept
-	// past this call, so the target keeps no encoded copy of its labels.
-	lb := w.lb
-	lb.Reset(w.scratch)
+	r := &w.r
+	r.reset(disc)
 	for _, s := range j.seeds {
-		// Look in the sorted discovered labels: cheaper than the builder's scan.
-		if i, found := slices.BinarySearchFunc(w.disc, s.Name, func(l labels.Label, n string) int {
-			return strings.Compare(l.Name, n)
-		}); !found || w.disc[i].Value == "" {
-			lb.Set(s.Name, s.Value)
+		if r.Get(s.Name) == "" {
+			r.Set(s.Name, s.Value)
 		}
 	}
-	if filter && len(j.rules) > 0 {
-		if !applyRules(lb, j.rules, &w.buf) {
-			return nil, dh, false
-		}
+	if filter && !r.apply(j.rules) {
+		return nil, false
 	}
-	addr := lb.Get(model.AddressLabel)
-	if addr == "" {
-		return nil, dh, false
+	if r.Get(model.AddressLabel) == "" {
+		return nil, false
 	}
-
 	// Identity: the job and the relabeled labels without __meta_*.
-	w.tmp = w.tmp[:0]
-	lb.Range(func(l labels.Label) {
-		if !strings.HasPrefix(l.Name, model.MetaLabelPrefix) {
-			w.tmp = append(w.tmp, l)
-		}
-	})
-	slices.SortFunc(w.tmp, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
-
-	t := &allocation.Target{
+	w.tmp = r.identityLabels(w.tmp[:0])
+	return &allocation.Target{
 		Job:     job,
 		Hash:    identity(job, w.tmp),
-		Address: string(tLabelsOr(tLabels, tgLabels, model.AddressLabel)),
+		Address: addr,
 		Labels:  disc,
 		Node:    nodeOf(tLabels, tgLabels),
-	}
-	return t, dh, false
+	}, false
 }
 
-// sortedTargetLabels returns a target's labels sorted by name. Targets of one
-// group usually share their label names, so the order of the previous target
-// is tried first: one map lookup per label instead of a sort.
-func (w *worker) sortedTargetLabels(ls model.LabelSet) []labels.Label {
+// ownNames returns a target's own label names, sorted. Targets of one group
+// usually share their label names, so the names of the previous target are
+// tried first: one map lookup per label instead of a sort.
+func (w *worker) ownNames(ls model.LabelSet) []string {
 	if len(ls) == len(w.keys) {
-		w.tl = w.tl[:0]
-		ok := true
+		same := true
 		for _, k := range w.keys {
-			v, found := ls[model.LabelName(k)]
-			if !found {
-				ok = false
+			if _, ok := ls[model.LabelName(k)]; !ok {
+				same = false
 				break
 			}
-			w.tl = append(w.tl, labels.Label{Name: k, Value: string(v)})
 		}
-		if ok {
-			return w.tl
+		if same {
+			return w.keys
 		}
 	}
-	w.tl = sortedLabels(w.tl[:0], ls)
 	// A new slice, never a reused one: targets share it as their OwnNames.
-	w.keys = make([]string, 0, len(w.tl))
-	for _, l := range w.tl {
-		w.keys = append(w.keys, l.Name)
+	keys := make([]string, 0, len(ls))
+	for k := range ls {
+		keys = append(keys, string(k))
 	}
-	return w.tl
+	slices.Sort(keys)
+	w.keys = keys
+	return keys
 }
 
 func sortedLabels(dst []labels.Label, ls model.LabelSet) []labels.Label {
@@ -319,27 +280,6 @@ func sortedLabels(dst []labels.Label, ls model.LabelSet) []labels.Label {
 	}
 	slices.SortFunc(dst, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 	return dst
-}
-
-// mergeLabels merges two sorted label lists into dst; a wins on equal names.
-func mergeLabels(dst, a, b []labels.Label) []labels.Label {
-	i, k := 0, 0
-	for i < len(a) && k < len(b) {
-		switch c := strings.Compare(a[i].Name, b[k].Name); {
-		case c < 0:
-			dst = append(dst, a[i])
-			i++
-		case c > 0:
-			dst = append(dst, b[k])
-			k++
-		default:
-			dst = append(dst, a[i])
-			i++
-			k++
-		}
-	}
-	dst = append(dst, a[i:]...)
-	return append(dst, b[k:]...)
 }
 
 func tLabelsOr(tLabels, tgLabels model.LabelSet, name model.LabelName) model.LabelValue {
