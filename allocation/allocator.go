@@ -341,7 +341,7 @@ func assign(opts Options, w *work) []int32 {
 	case PerNode:
 		return perNode(w, opts.FallbackStrategy)
 	default:
-		return consistent(w, allIndices(len(w.targets)))
+		return consistent(w, nil)
 	}
 }
 
@@ -353,8 +353,12 @@ func allIndices(n int) []int32 {
 	return idx
 }
 
-// consistent assigns the targets at items by bounded-load rendezvous hashing.
+// consistent assigns the targets at items, nil meaning all of them, by
+// bounded-load rendezvous hashing.
 func consistent(w *work, items []int32) []int32 {
+	if items == nil {
+		return bounded(w.hashes, w.first, w.seeds, capacity(len(w.hashes), len(w.collectors), w.eps))
+	}
 	out := make([]int32, len(w.targets))
 	for i := range out {
 		out[i] = -1

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -129,7 +130,12 @@ func (d Discovered) String() string { return d.Labels().String() }
 // allocate; sets that merge to the same labels from different halves are not
 // the Same, though Compare finds them equal.
 func (d Discovered) Same(o Discovered) bool {
-	return slices.Equal(d.Group, o.Group) && maps.Equal(d.Own, o.Own)
+	// As neither half is ever modified, the same memory holds the same
+	// labels: a target of an unchanged group is recognised without reading
+	// its labels.
+	sameGroup := len(d.Group) == len(o.Group) && (len(d.Group) == 0 || &d.Group[0] == &o.Group[0])
+	sameOwn := reflect.ValueOf(d.Own).UnsafePointer() == reflect.ValueOf(o.Own).UnsafePointer()
+	return (sameGroup || slices.Equal(d.Group, o.Group)) && (sameOwn || maps.Equal(d.Own, o.Own))
 }
 
 // Compare orders label sets as labels.Compare does.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/common/model"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
 
@@ -180,6 +181,19 @@ func (p *pipeline) update(tb testing.TB, s *state, job string, groups []*targetg
 	return n
 }
 
+// cloneGroups copies groups deeply, as service discovery would send them anew.
+func cloneGroups(tgs []*targetgroup.Group) []*targetgroup.Group {
+	out := make([]*targetgroup.Group, len(tgs))
+	for i, tg := range tgs {
+		c := &targetgroup.Group{Source: tg.Source, Labels: tg.Labels.Clone(), Targets: make([]model.LabelSet, len(tg.Targets))}
+		for k, t := range tg.Targets {
+			c.Targets[k] = t.Clone()
+		}
+		out[i] = c
+	}
+	return out
+}
+
 func serve(tb testing.TB, h http.Handler, w *discardWriter, r *http.Request, st *stages) {
 	w.reset()
 	h.ServeHTTP(w, r)
@@ -264,14 +278,17 @@ func BenchmarkPipeline(b *testing.B) {
 		p.groups = maps.Clone(p.groups)
 		s := p.full(b, newStages())
 		// Two generations that differ in 10% of the job's pods; alternating
-		// them makes every pass a rolling-update step.
+		// them makes every pass a rolling-update step. Every pod changes in
+		// every endpointslice, and Kubernetes SD sends a new group with new
+		// label sets for a changed slice: each pass gets fresh copies, so
+		// nothing is recognised by its address in memory.
 		gens := [2][]*targetgroup.Group{job.Groups(1), job.Groups(2)}
 		st := newStages()
 		i := 0
 		b.ReportAllocs()
 		for b.Loop() {
 			i++
-			p.update(b, s, job.Name, gens[i%2], st)
+			p.update(b, s, job.Name, cloneGroups(gens[i%2]), st)
 		}
 		st.report(b, job.Targets)
 		b.ReportMetric(float64(job.Targets), "job-targets")

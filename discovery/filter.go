@@ -219,11 +219,12 @@ func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter
 // target builds one target; nil means dropped. It also reports whether the
 // target was reused from the previous pass. gl are the group's labels, sorted.
 func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, bool) {
-	disc := allocation.Discovered{Group: gl, Own: tLabels, OwnNames: w.ownNames(tLabels)}
+	disc := allocation.Discovered{Group: gl, Own: tLabels}
 	addr := disc.Get(model.AddressLabel)
 	if prev := j.byAddr[addr]; prev != nil && prev.Labels.Same(disc) {
 		return prev, true
 	}
+	disc.OwnNames = w.ownNames(tLabels)
 	r := &w.r
 	r.reset(disc)
 	for _, s := range j.seeds {
