@@ -30,6 +30,10 @@ type Allocator struct {
 	// the job-ordered flat view; rebuilt only when targets change, since
 	// collector changes do not reorder it. nil means stale.
 	byHash *hashIndex
+	// bufs holds *work: the flat view's storage, reused by rebalances so that
+	// an update of one job does not allocate arrays for all targets, and
+	// released by the garbage collector when updates stop.
+	bufs sync.Pool
 
 	snap atomic.Pointer[Snapshot] // the latest published snapshot
 	now  func() time.Time
@@ -244,6 +248,7 @@ type work struct {
 	seeds      []uint64
 	joined     []bool // per collector: new in this update
 	eps        float64
+	bounded    boundedBuf
 }
 
 // rebalance assigns every target, records the movement and publishes a
@@ -258,18 +263,22 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 	}
 	slices.Sort(names)
 
-	w := &work{
-		targets:    make([]*Target, 0, total),
-		hashes:     make([]uint64, 0, total),
-		prev:       make([]int32, 0, total),
-		collectors: a.collectors,
-		seeds:      a.seeds,
-		joined:     joined,
-		eps:        a.opts.Epsilon,
+	w, _ := a.bufs.Get().(*work)
+	if w == nil {
+		w = &work{}
 	}
+	defer func() {
+		clear(w.targets) // keep no removed target alive
+		a.bufs.Put(w)
+	}()
+	w.targets = slices.Grow(w.targets[:0], total)
+	w.hashes = slices.Grow(w.hashes[:0], total)
+	w.prev = slices.Grow(w.prev[:0], total)
+	w.first = w.first[:0]
 	if a.usesRendezvous() {
-		w.first = make([]choice, 0, total)
+		w.first = slices.Grow(w.first, total)
 	}
+	w.collectors, w.seeds, w.joined, w.eps = a.collectors, a.seeds, joined, a.opts.Epsilon
 	for _, name := range names {
 		js := a.jobs[name]
 		w.targets = append(w.targets, js.targets...)
@@ -277,7 +286,7 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 			w.hashes = append(w.hashes, t.Hash)
 		}
 		w.prev = append(w.prev, js.owner...)
-		if w.first != nil {
+		if a.usesRendezvous() {
 			w.first = append(w.first, js.first...)
 		}
 	}
@@ -357,7 +366,7 @@ func allIndices(n int) []int32 {
 // bounded-load rendezvous hashing.
 func consistent(w *work, items []int32) []int32 {
 	if items == nil {
-		return bounded(w.hashes, w.first, w.seeds, capacity(len(w.hashes), len(w.collectors), w.eps))
+		return bounded(w.hashes, w.first, w.seeds, capacity(len(w.hashes), len(w.collectors), w.eps), &w.bounded)
 	}
 	out := make([]int32, len(w.targets))
 	for i := range out {
@@ -372,7 +381,7 @@ func consistent(w *work, items []int32) []int32 {
 		hashes[k] = w.hashes[i]
 		first[k] = w.first[i]
 	}
-	got := bounded(hashes, first, w.seeds, capacity(len(items), len(w.collectors), w.eps))
+	got := bounded(hashes, first, w.seeds, capacity(len(items), len(w.collectors), w.eps), &w.bounded)
 	for k, i := range items {
 		out[i] = got[k]
 	}

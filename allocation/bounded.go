@@ -40,21 +40,39 @@ func capacity(targets, collectors int, eps float64) int {
 	return max(c, (targets+collectors-1)/collectors)
 }
 
+// boundedBuf is bounded's storage, reused across calls.
+type boundedBuf struct {
+	out, round, backing []int32
+	cur                 []choice
+}
+
+// resize returns s with length n, reusing its array when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
 // bounded assigns each item to a collector. hashes are the items' identities
 // and first their most preferred collectors (best(hashes[k], seeds)). It
 // returns the collector index of each item, -1 when capacity·len(seeds) is too
-// small to hold them all.
-func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int) []int32 {
+// small to hold them all; the result is in buf, valid until its next use.
+func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int, buf *boundedBuf) []int32 {
 	n := len(seeds)
-	out := make([]int32, len(hashes))
+	buf.out = resize(buf.out, len(hashes))
+	out := buf.out
 	if n == 0 || capacity <= 0 {
 		for k := range out {
 			out[k] = -1
 		}
 		return out
 	}
-	cur := slices.Clone(first) // each item's current proposal
-	round := make([]int32, len(first))
+	buf.cur = append(buf.cur[:0], first...) // each item's current proposal
+	cur := buf.cur
+	buf.round = resize(buf.round, len(first))
+	round := buf.round
+	clear(round)
 
 	// Bucket items by first choice into one backing array.
 	start := make([]int32, n+1)
@@ -64,7 +82,8 @@ func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int) []in
 	for c := range n {
 		start[c+1] += start[c]
 	}
-	backing := make([]int32, len(first))
+	buf.backing = resize(buf.backing, len(first))
+	backing := buf.backing
 	fill := slices.Clone(start[:n])
 	for k, f := range first {
 		backing[fill[f.idx]] = int32(k)

@@ -79,7 +79,14 @@
 // of the job and the relabeled labels without __meta_*, after seeding job,
 // __scheme__, __metrics_path__, __scrape_interval__, __scrape_timeout__ and
 // __param_* from the scrape config where absent. Targets of one job with the
-// same identity are one target; the newest discovered labels are served.
+// same identity are one target; the newest discovered labels are served. As
+// in Prometheus, a label with an empty value is no label.
+//
+// Relabeling uses Prometheus' relabel.ProcessBuilder, except for the rules
+// prometheus-operator generates most (copies, constants, a literal prefix
+// cut, keep/drop on literal values, lowercase, keepequal and their kin),
+// which run without a regular expression on the discovered label sets as
+// sent, with identical results (property-tested against ProcessBuilder).
 // prometheus-operator's sharding rules (__tmp_hash, $(SHARD)) are removed
 // before filtering so every target is seen; the configs served keep them
 // (the collector substitutes $(SHARD)).
