@@ -3,6 +3,7 @@ package allocation
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -177,9 +178,14 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	start := a.now()
-	rendezvous := a.usesRendezvous()
-	var added []*jobState // job states entering the index; replaced ones are retired
 	dirty := make(map[string]bool, len(jobs))
+	type task struct {
+		job string
+		old *jobState
+		ts  []*Target
+		js  *jobState
+	}
+	var tasks []*task
 	for job, ts := range jobs {
 		old := a.jobs[job]
 		dirty[job] = true
@@ -190,52 +196,91 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 			delete(a.jobs, job)
 			continue
 		}
-		var prev map[uint64]int
-		if old != nil {
-			prev = make(map[uint64]int, len(old.targets))
-			for k, t := range old.targets {
-				prev[t.Hash] = k
-			}
-		}
-		// Deduplicate, newest wins, then sort for serving.
-		seen := make(map[uint64]int, len(ts))
-		uniq := make([]*Target, 0, len(ts))
-		for _, t := range ts {
-			if k, ok := seen[t.Hash]; ok {
-				uniq[k] = t
-				continue
-			}
-			seen[t.Hash] = len(uniq)
-			uniq = append(uniq, t)
-		}
-		slices.SortFunc(uniq, func(x, y *Target) int {
-			if c := strings.Compare(x.Address, y.Address); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.Hash, y.Hash)
-		})
-		js := &jobState{targets: uniq, owner: make([]int32, len(uniq))}
-		if rendezvous {
-			js.first = make([]choice, len(uniq))
-		}
-		for k, t := range uniq {
-			js.owner[k] = -1
-			if pk, ok := prev[t.Hash]; ok {
-				js.owner[k] = old.owner[pk]
-				if rendezvous {
-					js.first[k] = old.first[pk]
-				}
-			} else if rendezvous {
-				js.first[k] = best(t.Hash, a.seeds)
-			}
-		}
-		a.jobs[job] = js
-		added = append(added, js)
+		tasks = append(tasks, &task{job: job, old: old, ts: ts})
+	}
+	// Jobs are independent: prepare them in parallel.
+	rendezvous := a.usesRendezvous()
+	parallel(len(tasks), func(i int) {
+		t := tasks[i]
+		t.js = newJobState(t.ts, t.old, rendezvous, a.seeds)
+	})
+	added := make([]*jobState, len(tasks)) // job states entering the index; replaced ones are retired
+	for i, t := range tasks {
+		a.jobs[t.job] = t.js
+		added[i] = t.js
 	}
 	if a.byHash != nil {
 		a.byHash = a.byHash.replace(added)
 	}
 	return a.rebalance(start, make([]bool, len(a.collectors)), dirty)
+}
+
+// newJobState builds a job's state from its targets: deduplicated (a later
+// target with the same Hash wins), sorted for serving, with the owners and
+// first choices of the targets old also has.
+func newJobState(ts []*Target, old *jobState, rendezvous bool, seeds []uint64) *jobState {
+	var prev map[uint64]int
+	if old != nil {
+		prev = make(map[uint64]int, len(old.targets))
+		for k, t := range old.targets {
+			prev[t.Hash] = k
+		}
+	}
+	seen := make(map[uint64]int, len(ts))
+	uniq := make([]*Target, 0, len(ts))
+	for _, t := range ts {
+		if k, ok := seen[t.Hash]; ok {
+			uniq[k] = t
+			continue
+		}
+		seen[t.Hash] = len(uniq)
+		uniq = append(uniq, t)
+	}
+	slices.SortFunc(uniq, func(x, y *Target) int {
+		if c := strings.Compare(x.Address, y.Address); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Hash, y.Hash)
+	})
+	js := &jobState{targets: uniq, owner: make([]int32, len(uniq))}
+	if rendezvous {
+		js.first = make([]choice, len(uniq))
+	}
+	for k, t := range uniq {
+		js.owner[k] = -1
+		if pk, ok := prev[t.Hash]; ok {
+			js.owner[k] = old.owner[pk]
+			if rendezvous {
+				js.first[k] = old.first[pk]
+			}
+		} else if rendezvous {
+			js.first[k] = best(t.Hash, seeds)
+		}
+	}
+	return js
+}
+
+// parallel calls f(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // work is the flat view of all targets that a strategy assigns.
@@ -540,16 +585,47 @@ func (x *hashIndex) add(js *jobState) *hashIndex {
 }
 
 func (x *hashIndex) sorted() *hashIndex {
-	order := make([]int32, len(x.hashes))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(x.hashes[a], x.hashes[b]) })
+	order := hashOrder(x.hashes)
 	out := &hashIndex{hashes: make([]uint64, len(order)), refs: make([]targetRef, len(order))}
 	for i, o := range order {
 		out.hashes[i], out.refs[i] = x.hashes[o], x.refs[o]
 	}
 	return out
+}
+
+// hashOrder returns the indices of hashes in increasing order of hash. Large
+// inputs take a least-significant-digit radix sort, linear in their length.
+func hashOrder(hashes []uint64) []int32 {
+	order := make([]int32, len(hashes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if len(hashes) < 1<<12 {
+		slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(hashes[a], hashes[b]) })
+		return order
+	}
+	const bits = 11
+	const mask = 1<<bits - 1
+	tmp := make([]int32, len(order))
+	count := make([]int32, 1<<bits)
+	for shift := 0; shift < 64; shift += bits {
+		clear(count)
+		for _, h := range hashes {
+			count[h>>shift&mask]++
+		}
+		var sum int32
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, o := range order {
+			d := hashes[o] >> shift & mask
+			tmp[count[d]] = o
+			count[d]++
+		}
+		order, tmp = tmp, order
+	}
+	return order
 }
 
 // replace returns a new index without the targets of retired job states and

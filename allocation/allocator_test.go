@@ -408,3 +408,27 @@ func TestSnapshotIsImmutable(t *testing.T) {
 	require.Len(t, s.History(), 3)
 	require.Zero(t, a.Snapshot().Targets())
 }
+
+func TestHashOrder(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 100, 1 << 12, 50_000} {
+		r := rand.New(rand.NewPCG(uint64(n), 7))
+		hashes := make([]uint64, n)
+		for i := range hashes {
+			hashes[i] = r.Uint64()
+			if i%10 == 3 {
+				hashes[i] = hashes[i-1] // equal hashes too
+			}
+		}
+		got := hashOrder(hashes)
+		require.Len(t, got, n)
+		seen := make([]bool, n)
+		for k, i := range got {
+			require.False(t, seen[i], "index %d twice", i)
+			seen[i] = true
+			if k > 0 {
+				require.LessOrEqual(t, hashes[got[k-1]], hashes[i], "n=%d, position %d", n, k)
+			}
+		}
+	}
+}
