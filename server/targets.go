@@ -130,16 +130,26 @@ func (c *sliceCache) len() int {
 
 // sliceSize estimates the encoded size of a slice, so the body is allocated
 // once: with ~40 Kubernetes meta labels a target takes ~2.7 KB, and growing a
-// buffer from a fixed guess allocated about five times the response.
+// buffer from a fixed guess allocated about five times the response. Up to
+// sizeSamples targets spread over the slice stand for all of them: summing
+// every target's labels cost a fifth of the encoding itself.
 func sliceSize(sl *allocation.Slice) int {
-	n := 2
-	for _, t := range sl.Targets {
-		n += 2*len(t.Address) + 36 // {"targets":["…"],"labels":{…}},
+	ts := sl.Targets
+	step := max(1, len(ts)/sizeSamples)
+	n, sampled := 0, 0
+	for i := 0; i < len(ts); i += step {
+		t := ts[i]
 		count, size := t.Labels.Footprint()
-		n += size + 6*count
+		n += 2*len(t.Address) + 36 + size + 6*count // {"targets":["…"],"labels":{…}},
+		sampled++
 	}
-	return n + n/16 // escapes
+	if sampled > 0 {
+		n = n / sampled * len(ts)
+	}
+	return 2 + n + n/16 // escapes, and targets larger than the sampled ones
 }
+
+const sizeSamples = 16
 
 // appendSlice appends the http_sd JSON of a slice:
 // [{"targets":["<address>"],"labels":{...}},...], one entry per target in
@@ -186,6 +196,12 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a second look: label
+		// names and values are nearly always plain ASCII.
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -228,6 +244,21 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 reports whether eight bytes are all ASCII, printable (>= 0x20) and
+// neither '"' nor '\\', that is, copied as they are into a JSON string. Each
+// test is the exact "some byte is less than n" bit trick for n <= 128.
+func plain8(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	ctl := (w - ones*0x20) &^ w
+	q := w ^ (ones * '"')
+	quote := (q - ones) &^ q
+	bs := w ^ (ones * '\\')
+	back := (bs - ones) &^ bs
+	return (w|ctl|quote|back)&highs == 0
 }
 
 var errDuplicateParam = errors.New("collector_id given more than once")

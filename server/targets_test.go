@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/shardwise/shardwise/allocation"
 )
@@ -320,6 +321,32 @@ func TestAppendString(t *testing.T) {
 		require.NoError(t, json.Unmarshal(want, &b))
 		require.Equal(t, b, a, "decodes like encoding/json's output")
 	}
+}
+
+// TestAppendStringProperty checks random strings, special bytes at every
+// offset of the eight-byte fast path included, against encoding/json.
+func TestAppendStringProperty(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "Z", "_", "0", " ", "~", "\"", "\\", "\x00", "\x1f", "\n", "\x7f", "\x80", "\xff", "é", "\u2028", "<"}
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOfN(rapid.SampledFrom(alphabet), 0, 40).Draw(t, "parts")
+		in := strings.Join(parts, "")
+		got := appendString(nil, in)
+		want, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b string
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("%q: %v", got, err)
+		}
+		if err := json.Unmarshal(want, &b); err != nil {
+			t.Fatal(err)
+		}
+		if a != b {
+			t.Fatalf("%q encodes to %s, which decodes to %q; encoding/json's to %q", in, got, a, b)
+		}
+	})
 }
 
 func TestQueryParam(t *testing.T) {
