@@ -15,6 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="Mode",type="string",JSONPath=".spec.mode",description="Deployment mode"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.scale.statusReplicas",description="Ready/desired pods"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".status.version",description="Collector version, from the image tag"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".status.image"
 // +kubebuilder:printcolumn:name="Management",type="string",JSONPath=".spec.managementState",description="Management state",priority=1
 
@@ -316,7 +317,7 @@ type OpenTelemetryCollectorStatus struct {
 	// scale is read by the scale subresource.
 	// +optional
 	Scale ScaleSubresourceStatus `json:"scale,omitempty"`
-	// version of the collector, when known.
+	// version of the collector, from its image tag when that is a version.
 	// +optional
 	Version string `json:"version,omitempty"`
 	// image of the collector container.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -197,8 +198,28 @@ func (r *CollectorReconciler) observe(ctx context.Context, c *v1beta1.OpenTeleme
 	}
 	if len(sts.Spec.Template.Spec.Containers) > 0 {
 		c.Status.Image = sts.Spec.Template.Spec.Containers[0].Image
+		c.Status.Version = imageVersion(c.Status.Image)
 	}
 	return nil
+}
+
+// versionTag matches image tags that are versions: 0.165.0, v1.2.3-rc.1.
+var versionTag = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]*)?)$`)
+
+// imageVersion returns the version an image's tag names, without a leading
+// "v"; "" when the image has no tag or its tag is not a version (latest, a
+// digest only).
+func imageVersion(image string) string {
+	image, _, _ = strings.Cut(image, "@") // a digest
+	name := image[strings.LastIndex(image, "/")+1:]
+	_, tag, ok := strings.Cut(name, ":")
+	if !ok {
+		return ""
+	}
+	if m := versionTag.FindStringSubmatch(tag); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func (r *CollectorReconciler) updateStatus(ctx context.Context, c *v1beta1.OpenTelemetryCollector, before *v1beta1.OpenTelemetryCollectorStatus) error {

@@ -129,6 +129,7 @@ func TestUpstreamExample(t *testing.T) {
 	require.Equal(t, "0/1", c.Status.Scale.StatusReplicas)
 	require.Contains(t, c.Status.Scale.Selector, "app.kubernetes.io/component=opentelemetry-collector")
 	require.Equal(t, settings.CollectorImage, c.Status.Image)
+	require.Equal(t, "0.165.0", c.Status.Version, "from the image tag")
 	// Upstream defaults were applied by the schema.
 	require.Equal(t, v1beta1.ManagementStateManaged, c.Spec.ManagementState)
 	require.Equal(t, v1beta1.TargetAllocatorAllocationStrategyConsistentHashing, c.Spec.TargetAllocator.AllocationStrategy)
