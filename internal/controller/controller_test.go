@@ -383,6 +383,61 @@ func TestInvalidInput(t *testing.T) {
 	}
 }
 
+// TestBadEditKeepsLastGoodObjects checks that a running collector edited
+// into a spec the operator cannot build (an unsupported mode, an invalid
+// config) keeps its objects exactly as they were, reports why, and that the
+// next good spec is applied again.
+func TestBadEditKeepsLastGoodObjects(t *testing.T) {
+	t.Parallel()
+	ns := "bad-edit"
+	h := start(t, ns)
+	ctx := t.Context()
+	const name = "collector-with-ta"
+	_, err := h.createYAML(t, ns, upstreamExample)
+	require.NoError(t, err)
+	h.waitReady(t, ns, name, metav1.ConditionTrue)
+	var sts appsv1.StatefulSet
+	h.get(t, ns, manifests.CollectorName(name), &sts)
+	var ta v1alpha1.TargetAllocator
+	h.get(t, ns, name, &ta)
+
+	for _, tc := range []struct {
+		name   string
+		edit   func(c *v1beta1.OpenTelemetryCollector)
+		reason string
+	}{
+		{"daemonset", func(c *v1beta1.OpenTelemetryCollector) {
+			c.Spec.Mode = v1beta1.ModeDaemonSet
+			c.Spec.TargetAllocator.Enabled = false
+		}, controller.ReasonModeNotSupported},
+		{"no prometheus receiver", func(c *v1beta1.OpenTelemetryCollector) {
+			c.Spec.Config.Receivers.Object = map[string]any{"otlp": map[string]any{}}
+		}, controller.ReasonInvalidConfig},
+	} {
+		good := h.collector(t, ns, name)
+		bad := good.DeepCopy()
+		tc.edit(bad)
+		require.NoError(t, h.client.Update(ctx, bad), tc.name)
+		c := h.waitReady(t, ns, name, metav1.ConditionFalse)
+		cond := meta.FindStatusCondition(c.Status.Conditions, controller.ConditionReady)
+		require.Equal(t, tc.reason, cond.Reason, tc.name)
+
+		var after appsv1.StatefulSet
+		h.get(t, ns, sts.Name, &after)
+		require.Equal(t, sts.UID, after.UID, "%s: the StatefulSet is the one created before", tc.name)
+		require.Equal(t, sts.Spec.Template.Annotations, after.Spec.Template.Annotations, "%s: pods were not rolled", tc.name)
+		var taAfter v1alpha1.TargetAllocator
+		h.get(t, ns, name, &taAfter)
+		require.Equal(t, ta.UID, taAfter.UID, "%s: the TargetAllocator is kept", tc.name)
+
+		// Back to the good spec: Ready again.
+		back := h.collector(t, ns, name)
+		back.Spec = good.Spec
+		require.NoError(t, h.client.Update(ctx, back), tc.name)
+		h.waitReady(t, ns, name, metav1.ConditionTrue)
+	}
+}
+
 // TestPrometheusCRClusterRBAC checks that prometheus-operator discovery gets
 // its cluster-scoped RBAC, and that deleting the allocator removes it.
 func TestPrometheusCRClusterRBAC(t *testing.T) {
