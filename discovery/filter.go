@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/common/model"
@@ -121,28 +122,36 @@ func (f *Filter) Process(groups map[string][]*targetgroup.Group) map[string][]*a
 	if len(tasks) == 0 {
 		return changed
 	}
+
+	// Cut every job into pieces of whole groups and relabel the pieces in
+	// parallel, so that one large job (kubernetes-pods across a cluster)
+	// uses every core too; then put each job's pieces together.
+	var pieces []piece
+	for i, t := range tasks {
+		tgs := groups[t.name]
+		start, n := 0, 0
+		for k, tg := range tgs {
+			n += len(tg.Targets)
+			if n >= pieceTargets || k == len(tgs)-1 {
+				pieces = append(pieces, piece{task: i, groups: tgs[start : k+1]})
+				start, n = k+1, 0
+			}
+		}
+	}
+	f.parallel(len(pieces), func(w *worker, i int) {
+		p := &pieces[i]
+		t := tasks[p.task]
+		p.targets = w.piece(t.name, t.job, p.groups, f.relabel)
+	})
+	byTask := make([][]piece, len(tasks))
+	for _, p := range pieces {
+		byTask[p.task] = append(byTask[p.task], p)
+	}
 	results := make([][]*allocation.Target, len(tasks))
 	same := make([]bool, len(tasks))
-	var (
-		wg   sync.WaitGroup
-		next = make(chan int)
-	)
-	workers := min(runtime.GOMAXPROCS(0), len(tasks))
-	for range workers {
-		wg.Go(func() {
-			w := f.pool.Get().(*worker)
-			defer f.pool.Put(w)
-			for i := range next {
-				t := tasks[i]
-				results[i], same[i] = w.job(t.name, t.job, groups[t.name], f.relabel)
-			}
-		})
-	}
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	f.parallel(len(tasks), func(w *worker, i int) {
+		results[i], same[i] = w.merge(tasks[i].job, groups[tasks[i].name], byTask[i])
+	})
 	for i, t := range tasks {
 		if !same[i] || t.job.dirty {
 			changed[t.name] = results[i]
@@ -150,6 +159,42 @@ func (f *Filter) Process(groups map[string][]*targetgroup.Group) map[string][]*a
 		t.job.dirty = false
 	}
 	return changed
+}
+
+// pieceTargets is about how many targets a piece of a job holds.
+const pieceTargets = 4096
+
+// piece is a run of one job's groups relabeled by one worker.
+type piece struct {
+	task    int
+	groups  []*targetgroup.Group
+	targets []built // the kept targets, in group order
+}
+
+// built is a target the filter kept, and whether it was reused from the
+// previous pass.
+type built struct {
+	t      *allocation.Target
+	reused bool
+}
+
+// parallel calls f(w, 0..n-1) on up to GOMAXPROCS goroutines, each with a
+// worker of its own.
+func (f *Filter) parallel(n int, fn func(w *worker, i int)) {
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+	)
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			w := f.pool.Get().(*worker)
+			defer f.pool.Put(w)
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(w, i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Targets returns the current targets of a job, sorted by Hash.
@@ -169,13 +214,38 @@ type worker struct {
 	old  []bool // per output index: the target was served by the previous pass
 }
 
-// job recomputes one job. It reports whether the result equals the previous one.
-func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter bool) ([]*allocation.Target, bool) {
+// piece relabels a run of a job's groups and returns the targets kept. It
+// only reads the job's state, so pieces of one job run in parallel.
+func (w *worker) piece(name string, j *filterJob, tgs []*targetgroup.Group, filter bool) []built {
 	n := 0
+	for _, tg := range tgs {
+		n += len(tg.Targets)
+	}
+	out := make([]built, 0, n)
+	for _, tg := range tgs {
+		// The group's labels, sorted: shared by every target of the group
+		// that is kept, so never reused.
+		gl := sortedLabels(nil, tg.Labels)
+		for _, tl := range tg.Targets {
+			if t, reused := w.target(name, j, tl, tg.Labels, gl, filter); t != nil {
+				out = append(out, built{t, reused})
+			}
+		}
+	}
+	return out
+}
+
+// merge puts a job's pieces together: one target per identity, sorted by
+// Hash, and the state for the next pass. It reports whether the result
+// equals the previous one.
+func (w *worker) merge(j *filterJob, tgs []*targetgroup.Group, pieces []piece) ([]*allocation.Target, bool) {
+	n := 0
+	for _, p := range pieces {
+		n += len(p.targets)
+	}
 	groupSet := make(map[*targetgroup.Group]struct{}, len(tgs))
 	for _, tg := range tgs {
 		groupSet[tg] = struct{}{}
-		n += len(tg.Targets)
 	}
 	byAddr := make(map[string]*allocation.Target, n)
 	out := make([]*allocation.Target, 0, n)
@@ -184,27 +254,21 @@ func (w *worker) job(name string, j *filterJob, tgs []*targetgroup.Group, filter
 		w.seen = make(map[uint64]int, n)
 	}
 	w.old = w.old[:0]
-	for _, tg := range tgs {
-		// The group's labels, sorted: shared by every target of the group
-		// that is kept, so never reused.
-		gl := sortedLabels(nil, tg.Labels)
-		for _, tl := range tg.Targets {
-			t, reused := w.target(name, j, tl, tg.Labels, gl, filter)
-			if t == nil {
-				continue
-			}
+	for _, p := range pieces {
+		for _, b := range p.targets {
+			t := b.t
 			byAddr[t.Address] = t
 			if i, dup := w.seen[t.Hash]; dup {
 				// Same identity: one target. Serve the newest labels: the ones
 				// not served before, else a stable choice.
-				if preferTarget(t, reused, out[i], w.old[i]) {
-					out[i], w.old[i] = t, reused
+				if preferTarget(t, b.reused, out[i], w.old[i]) {
+					out[i], w.old[i] = t, b.reused
 				}
 				continue
 			}
 			w.seen[t.Hash] = len(out)
 			out = append(out, t)
-			w.old = append(w.old, reused)
+			w.old = append(w.old, b.reused)
 		}
 	}
 	slices.SortFunc(out, func(a, b *allocation.Target) int { return cmp.Compare(a.Hash, b.Hash) })

@@ -328,6 +328,22 @@ func BenchmarkPipeline(b *testing.B) {
 			reportPerTarget(b, n, mem)
 		})
 	}
+	// One job holds every target, as a cluster-wide kubernetes-pods job does.
+	b.Run("full-one-job/targets=100000", func(b *testing.B) {
+		const n = 100_000
+		jobs := loadJobs(b, "kubernetes-pods")
+		groups := map[string][]*targetgroup.Group{"kubernetes-pods": kubeGroups("kubernetes-pods", n)}
+		b.ReportAllocs()
+		kept := 0
+		mem := startMem()
+		for b.Loop() {
+			f := NewFilter(FilterRelabelConfig)
+			f.ApplyConfig(jobs)
+			kept = len(f.Process(groups)["kubernetes-pods"])
+		}
+		require.Equal(b, n, kept)
+		reportPerTarget(b, n, mem)
+	})
 	b.Run("one-job/targets=1000", func(b *testing.B) {
 		names := make([]string, 100)
 		for i := range names {
