@@ -11,10 +11,14 @@ import (
 // the order the allocator sees them: collectors first, then the first
 // discovery update with every job.
 func BenchmarkAssign(b *testing.B) {
-	for _, tc := range []struct{ targets, n int }{{10000, 100}, {100000, 100}} {
-		targets := makeTargets(tc.targets, 100, "b")
+	for _, tc := range []struct{ targets, n, jobs int }{{10000, 100, 100}, {100000, 100, 100}, {100000, 100, 1}} {
+		targets := makeTargets(tc.targets, tc.jobs, "b")
 		collectors := makeCollectors(tc.n)
-		b.Run("targets="+strconv.Itoa(tc.targets)+"/n="+strconv.Itoa(tc.n), func(b *testing.B) {
+		name := "targets=" + strconv.Itoa(tc.targets) + "/n=" + strconv.Itoa(tc.n)
+		if tc.jobs == 1 {
+			name += "/one-job"
+		}
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var a *Allocator
 			for b.Loop() {
