@@ -52,6 +52,8 @@ scrape_configs:
   - {source_labels: [a, b], regex: "x;(.*)", target_label: t6, replacement: "<$1>"}
   - {regex: "__meta_(m.)", action: labelmap, replacement: "mapped_$1"}
   - {regex: "t.*", action: labeldrop}
+  - {regex: "(c|z|__meta_m1)", action: labeldrop}
+  - {regex: "b", action: labeldrop}
   - {source_labels: [a], target_label: t14, modulus: 3, action: hashmod}
 `
 
@@ -68,7 +70,7 @@ func TestCompileRuleKinds(t *testing.T) {
 	for _, r := range compileRules(corpusRules(t)) {
 		kinds[r.kind]++
 	}
-	require.Equal(t, map[ruleKind]int{ruleReplace: 15, ruleMatch: 5, ruleCase: 2, ruleEqual: 2, ruleGeneral: 8}, kinds)
+	require.Equal(t, map[ruleKind]int{ruleReplace: 15, ruleMatch: 5, ruleCase: 2, ruleEqual: 2, ruleDropNames: 2, ruleGeneral: 8}, kinds)
 }
 
 // TestRelabelerMatchesProcessBuilder checks the relabeler, fast paths and
