@@ -22,12 +22,12 @@ import (
 type ruleKind uint8
 
 const (
-	ruleGeneral ruleKind = iota // relabel.ProcessBuilder
-	ruleReplace                 // replace, regex P(.*)S or P(.+)S, replacement $1 or a literal
-	ruleMatch                   // keep/drop whose regex matches a finite set of literal strings
-	ruleCase                    // lowercase, uppercase
-	ruleEqual                   // keepequal, dropequal
-	ruleDropNames               // labeldrop whose regex matches a finite set of literal names
+	ruleGeneral   ruleKind = iota // relabel.ProcessBuilder
+	ruleReplace                   // replace, regex P(.*)S or P(.+)S, replacement $1 or a literal
+	ruleMatch                     // keep/drop whose regex matches a finite set of literal strings
+	ruleCase                      // lowercase, uppercase
+	ruleEqual                     // keepequal, dropequal
+	ruleDropNames                 // labeldrop whose regex matches a finite set of literal names
 )
 
 // maxLiterals bounds the set of strings a keep/drop regex may expand to.
