@@ -55,8 +55,12 @@ test-e2e: build ## End-to-end tests with the real Prometheus receiver (separate 
 	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator $(GO) test -count=1 -timeout 20m ./...
 
 .PHONY: bench
-bench: ## Run the benchmark suite (see benchmarks/README.md; several minutes).
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ ./benchmarks/...
+bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
+	@echo ">> bench: go test -bench, output also in benchmarks/results/make-bench.txt"
+	@$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ ./benchmarks/... 2>&1 | tee benchmarks/results/make-bench.txt; \
+	  ! grep -q -e '^FAIL' -e '^panic:' benchmarks/results/make-bench.txt
+	@echo ">> bench: plotting the pipeline figures into benchmarks/results"
+	$(GO) run ./benchmarks/cmd/benchplot -in benchmarks/results/make-bench.txt -out benchmarks/results
 
 .PHONY: bench-load
 bench-load: build ## Whole-process load test at 100k targets: peak RSS and http_sd latency.

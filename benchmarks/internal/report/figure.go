@@ -330,3 +330,6 @@ var shapes = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
 	draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
 }
+
+// Render draws a figure to file, PNG or SVG by its extension.
+func Render(f Figure, file string) error { return render(f, file) }
