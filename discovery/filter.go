@@ -31,14 +31,15 @@ const (
 	shardPlaceholder            = "$(SHARD)"
 )
 
-// Filter turns each job's target groups into targets: it merges group and
-// target labels, applies the job's relabel_configs (strategy
-// FilterRelabelConfig) and computes the target identity. It remembers the
-// previous pass per job, so a job whose groups did not change costs nothing
-// and a target whose discovered labels did not change is reused as is.
+// Filter turns each job's target groups into targets: it applies the job's
+// relabel_configs (strategy FilterRelabelConfig) to the group labels merged
+// with the target labels, without copying them, and computes the target
+// identity. It remembers the previous pass per job, so a job whose groups did
+// not change costs nothing and a target whose discovered labels did not
+// change is reused as is.
 //
-// A Filter is not safe for concurrent use; it parallelises internally across
-// jobs.
+// A Filter is not safe for concurrent use; it parallelises internally, across
+// jobs and across pieces of a large job.
 type Filter struct {
 	relabel bool
 	jobs    map[string]*filterJob // guarded by the single owner
