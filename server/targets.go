@@ -198,9 +198,11 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// Eight bytes at a time while none needs a second look: label
 		// names and values are nearly always plain ASCII.
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
+		for i+8 <= len(s) && plain8(word(s[i:])) {
 			i += 8
-			continue
+		}
+		if i == len(s) {
+			break
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -246,13 +248,20 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// plain8 reports whether eight bytes are all ASCII, printable (>= 0x20) and
-// neither '"' nor '\\', that is, copied as they are into a JSON string. Each
-// test is the exact "some byte is less than n" bit trick for n <= 128.
-func plain8(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+// word returns the first eight bytes of s (at least eight long) as one
+// word; one load, with a single bounds check.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether the eight bytes of w are all ASCII, printable
+// (>= 0x20) and neither '"' nor '\\', that is, copied as they are into a JSON
+// string. Each test is the exact "some byte is less than n" bit trick for
+// n <= 128; byte order does not matter.
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	ctl := (w - ones*0x20) &^ w
 	q := w ^ (ones * '"')
 	quote := (q - ones) &^ q
