@@ -27,10 +27,6 @@ type Allocator struct {
 	generation uint64
 	version    uint64 // last Slice version handed out
 	history    []Result
-	// byHash lists target identities in increasing order with their index in
-	// the job-ordered flat view; rebuilt only when targets change, since
-	// collector changes do not reorder it. nil means stale.
-	byHash *hashIndex
 	// bufs holds *work: the flat view's storage, reused by rebalances so that
 	// an update of one job does not allocate arrays for all targets, and
 	// released by the garbage collector when updates stop.
@@ -45,7 +41,6 @@ type Allocator struct {
 // most preferred collector (cached: recomputing it costs one score per
 // collector).
 type jobState struct {
-	retired bool // replaced by a newer state of the job; never read again
 	targets []*Target
 	owner   []int32 // index into Allocator.collectors, -1 unassigned
 	first   []choice
@@ -189,9 +184,6 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 	for job, ts := range jobs {
 		old := a.jobs[job]
 		dirty[job] = true
-		if old != nil {
-			old.retired = true
-		}
 		if len(ts) == 0 {
 			delete(a.jobs, job)
 			continue
@@ -204,13 +196,8 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 		t := tasks[i]
 		t.js = newJobState(t.ts, t.old, rendezvous, a.seeds)
 	})
-	added := make([]*jobState, len(tasks)) // job states entering the index; replaced ones are retired
-	for i, t := range tasks {
+	for _, t := range tasks {
 		a.jobs[t.job] = t.js
-		added[i] = t.js
-	}
-	if a.byHash != nil {
-		a.byHash = a.byHash.replace(added)
 	}
 	return a.rebalance(start, make([]bool, len(a.collectors)), dirty)
 }
@@ -469,9 +456,6 @@ func (a *Allocator) publish(res Result, dirty map[string]bool, start time.Time) 
 	for c := range s.slices {
 		s.slices[c] = make([]*Slice, len(s.jobs))
 	}
-	if a.byHash == nil {
-		a.byHash = newHashIndex(a.jobs, total)
-	}
 
 	for j, name := range s.jobs {
 		js := a.jobs[name]
@@ -501,11 +485,8 @@ func (a *Allocator) publish(res Result, dirty map[string]bool, start time.Time) 
 			s.slices[c][j] = &Slice{Targets: v, Version: a.version}
 		}
 	}
-	s.hashes = a.byHash.hashes
-	s.owner = make([]int32, len(a.byHash.refs))
-	for i, r := range a.byHash.refs {
-		s.owner[i] = r.js.owner[r.k]
-	}
+	s.targets = total
+	s.index = sync.OnceValue(s.buildIndex)
 
 	res.Duration = a.now().Sub(start)
 	a.history = append(a.history, res)
@@ -552,47 +533,6 @@ func appendUnassigned(dst []*Target, js *jobState) []*Target {
 	return dst
 }
 
-// hashIndex is every target identity in increasing order, each with where to
-// find its assignment. It is immutable once built and shared by snapshots; a
-// target update derives a new one by merging, in time linear in the targets
-// with a small constant, instead of sorting again.
-type hashIndex struct {
-	hashes []uint64
-	refs   []targetRef
-}
-
-// targetRef locates a target: its job's state and its index there.
-type targetRef struct {
-	js *jobState
-	k  int32
-}
-
-func newHashIndex(jobs map[string]*jobState, total int) *hashIndex {
-	idx := &hashIndex{hashes: make([]uint64, 0, total), refs: make([]targetRef, 0, total)}
-	for _, js := range jobs {
-		idx = idx.add(js)
-	}
-	return idx.sorted()
-}
-
-// add appends a job's targets, unsorted.
-func (x *hashIndex) add(js *jobState) *hashIndex {
-	for k, t := range js.targets {
-		x.hashes = append(x.hashes, t.Hash)
-		x.refs = append(x.refs, targetRef{js, int32(k)})
-	}
-	return x
-}
-
-func (x *hashIndex) sorted() *hashIndex {
-	order := hashOrder(x.hashes)
-	out := &hashIndex{hashes: make([]uint64, len(order)), refs: make([]targetRef, len(order))}
-	for i, o := range order {
-		out.hashes[i], out.refs[i] = x.hashes[o], x.refs[o]
-	}
-	return out
-}
-
 // hashOrder returns the indices of hashes in increasing order of hash. Large
 // inputs take a least-significant-digit radix sort, linear in their length.
 func hashOrder(hashes []uint64) []int32 {
@@ -626,35 +566,6 @@ func hashOrder(hashes []uint64) []int32 {
 		order, tmp = tmp, order
 	}
 	return order
-}
-
-// replace returns a new index without the targets of retired job states and
-// with those of the added ones.
-func (x *hashIndex) replace(added []*jobState) *hashIndex {
-	fresh := &hashIndex{}
-	for _, js := range added {
-		fresh = fresh.add(js)
-	}
-	fresh = fresh.sorted()
-	n := len(x.hashes) + len(fresh.hashes)
-	out := &hashIndex{hashes: make([]uint64, 0, n), refs: make([]targetRef, 0, n)}
-	i, j := 0, 0
-	for i < len(x.hashes) || j < len(fresh.hashes) {
-		if i < len(x.hashes) && x.refs[i].js.retired {
-			i++
-			continue
-		}
-		if j == len(fresh.hashes) || (i < len(x.hashes) && x.hashes[i] <= fresh.hashes[j]) {
-			out.hashes = append(out.hashes, x.hashes[i])
-			out.refs = append(out.refs, x.refs[i])
-			i++
-		} else {
-			out.hashes = append(out.hashes, fresh.hashes[j])
-			out.refs = append(out.refs, fresh.refs[j])
-			j++
-		}
-	}
-	return out
 }
 
 func (s *Snapshot) sliceOrNil(collector, job string) *Slice {

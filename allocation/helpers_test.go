@@ -35,13 +35,13 @@ func makeCollectors(n int) []Collector {
 
 // assignment maps every target identity to its collector ("" unassigned).
 func assignment(s *Snapshot) map[uint64]string {
-	m := make(map[uint64]string, len(s.hashes))
-	for i, h := range s.hashes {
-		if s.owner[i] >= 0 {
-			m[h] = s.collectors[s.owner[i]]
-		} else {
-			m[h] = ""
-		}
+	m := make(map[uint64]string, s.Targets())
+	x := s.index()
+	for i, h := range x.hashes {
+		m[h] = s.collectors[x.owner[i]]
+	}
+	for _, t := range s.Unassigned() {
+		m[t.Hash] = ""
 	}
 	return m
 }

@@ -31,10 +31,11 @@ type Snapshot struct {
 
 	unassigned []*Target // targets no collector holds, by job then address
 
-	// hashes (sorted) and owner map a target identity to its collector index
-	// (-1 unassigned); a sorted array costs 12 bytes per target, a map 3x that.
-	hashes []uint64
-	owner  []int32
+	targets int // assigned or not
+	// index maps a target identity to its collector, built from slices on
+	// the first Lookup: nothing in the serving path needs it, so updates do
+	// not pay for it.
+	index func() lookupIndex
 
 	last    Result
 	history []Result
@@ -85,7 +86,7 @@ func (s *Snapshot) Load(collector string) int {
 func (s *Snapshot) Loads() []int { return slices.Clone(s.loads) }
 
 // Targets returns the number of targets, assigned or not.
-func (s *Snapshot) Targets() int { return len(s.hashes) }
+func (s *Snapshot) Targets() int { return s.targets }
 
 // Unassigned returns the targets no collector holds. Do not modify.
 func (s *Snapshot) Unassigned() []*Target { return s.unassigned }
@@ -97,11 +98,49 @@ func (s *Snapshot) Balance() float64 { return balance(s.loads) }
 // Lookup returns the collector a target identity is assigned to.
 // ok is false for an unknown or unassigned target.
 func (s *Snapshot) Lookup(hash uint64) (collector string, ok bool) {
-	i := sort.Search(len(s.hashes), func(i int) bool { return s.hashes[i] >= hash })
-	if i == len(s.hashes) || s.hashes[i] != hash || s.owner[i] < 0 {
+	if s.index == nil {
 		return "", false
 	}
-	return s.collectors[s.owner[i]], true
+	x := s.index()
+	i := sort.Search(len(x.hashes), func(i int) bool { return x.hashes[i] >= hash })
+	if i == len(x.hashes) || x.hashes[i] != hash {
+		return "", false
+	}
+	return s.collectors[x.owner[i]], true
+}
+
+// lookupIndex is the assigned targets' identities in increasing order with
+// their collector index; sorted arrays cost 12 bytes per target, a map 3x
+// that.
+type lookupIndex struct {
+	hashes []uint64
+	owner  []int32
+}
+
+// buildIndex indexes the snapshot's slices.
+func (s *Snapshot) buildIndex() lookupIndex {
+	n := 0
+	for _, l := range s.loads {
+		n += l
+	}
+	hashes := make([]uint64, 0, n)
+	owner := make([]int32, 0, n)
+	for c, row := range s.slices {
+		for _, sl := range row {
+			if sl == nil {
+				continue
+			}
+			for _, t := range sl.Targets {
+				hashes = append(hashes, t.Hash)
+				owner = append(owner, int32(c))
+			}
+		}
+	}
+	x := lookupIndex{hashes: make([]uint64, len(hashes)), owner: make([]int32, len(hashes))}
+	for i, o := range hashOrder(hashes) {
+		x.hashes[i], x.owner[i] = hashes[o], owner[o]
+	}
+	return x
 }
 
 // Last describes the update that produced this snapshot.
