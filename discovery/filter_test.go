@@ -312,37 +312,14 @@ func BenchmarkPipeline(b *testing.B) {
 		for _, name := range names {
 			groups[name] = kubeGroups(name, n/jobsN)
 		}
-		b.Run(fmt.Sprintf("full/targets=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			kept := 0
-			mem := startMem()
-			for b.Loop() {
-				f := NewFilter(FilterRelabelConfig)
-				f.ApplyConfig(jobs)
-				kept = 0
-				for _, ts := range f.Process(groups) {
-					kept += len(ts)
-				}
-			}
-			require.Equal(b, n, kept)
-			reportPerTarget(b, n, mem)
-		})
+		b.Run(fmt.Sprintf("full/targets=%d", n), func(b *testing.B) { benchFullPass(b, jobs, groups, n) })
 	}
 	// One job holds every target, as a cluster-wide kubernetes-pods job does.
 	b.Run("full-one-job/targets=100000", func(b *testing.B) {
 		const n = 100_000
 		jobs := loadJobs(b, "kubernetes-pods")
 		groups := map[string][]*targetgroup.Group{"kubernetes-pods": kubeGroups("kubernetes-pods", n)}
-		b.ReportAllocs()
-		kept := 0
-		mem := startMem()
-		for b.Loop() {
-			f := NewFilter(FilterRelabelConfig)
-			f.ApplyConfig(jobs)
-			kept = len(f.Process(groups)["kubernetes-pods"])
-		}
-		require.Equal(b, n, kept)
-		reportPerTarget(b, n, mem)
+		benchFullPass(b, jobs, groups, n)
 	})
 	b.Run("one-job/targets=1000", func(b *testing.B) {
 		names := make([]string, 100)
@@ -405,6 +382,24 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		reportPerTarget(b, 1000, mem)
 	})
+}
+
+// benchFullPass measures passes of a new filter over groups, which hold n
+// targets that the jobs all keep.
+func benchFullPass(b *testing.B, jobs map[string]*promconfig.ScrapeConfig, groups map[string][]*targetgroup.Group, n int) {
+	b.ReportAllocs()
+	kept := 0
+	mem := startMem()
+	for b.Loop() {
+		f := NewFilter(FilterRelabelConfig)
+		f.ApplyConfig(jobs)
+		kept = 0
+		for _, ts := range f.Process(groups) {
+			kept += len(ts)
+		}
+	}
+	require.Equal(b, n, kept)
+	reportPerTarget(b, n, mem)
 }
 
 func startMem() uint64 {
