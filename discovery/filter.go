@@ -124,25 +124,34 @@ func (f *Filter) Process(groups map[string][]*targetgroup.Group) map[string][]*a
 		return changed
 	}
 
-	// Cut every job into pieces of whole groups and relabel the pieces in
-	// parallel, so that one large job (kubernetes-pods across a cluster)
-	// uses every core too; then put each job's pieces together.
+	// Cut every job into pieces of about pieceTargets targets and relabel
+	// the pieces in parallel, so that one large job (kubernetes-pods across
+	// a cluster, a file_sd file of thousands of targets) uses every core too;
+	// then put each job's pieces together.
 	var pieces []piece
 	for i, t := range tasks {
-		tgs := groups[t.name]
-		start, n := 0, 0
-		for k, tg := range tgs {
-			n += len(tg.Targets)
-			if n >= pieceTargets || k == len(tgs)-1 {
-				pieces = append(pieces, piece{task: i, groups: tgs[start : k+1]})
-				start, n = k+1, 0
+		p := piece{task: i}
+		n := 0
+		for _, tg := range groups[t.name] {
+			for lo := 0; lo < len(tg.Targets); {
+				hi := min(len(tg.Targets), lo+pieceTargets-n)
+				p.segments = append(p.segments, segment{tg, lo, hi})
+				n += hi - lo
+				lo = hi
+				if n == pieceTargets {
+					pieces = append(pieces, p)
+					p, n = piece{task: i}, 0
+				}
 			}
+		}
+		if n > 0 {
+			pieces = append(pieces, p)
 		}
 	}
 	f.parallel(len(pieces), func(w *worker, i int) {
 		p := &pieces[i]
 		t := tasks[p.task]
-		p.targets = w.piece(t.name, t.job, p.groups, f.relabel)
+		p.targets = w.piece(t.name, t.job, p.segments, f.relabel)
 	})
 	byTask := make([][]piece, len(tasks))
 	for _, p := range pieces {
@@ -165,11 +174,17 @@ func (f *Filter) Process(groups map[string][]*targetgroup.Group) map[string][]*a
 // pieceTargets is about how many targets a piece of a job holds.
 const pieceTargets = 4096
 
-// piece is a run of one job's groups relabeled by one worker.
+// piece is a run of one job's targets relabeled by one worker.
 type piece struct {
-	task    int
-	groups  []*targetgroup.Group
-	targets []built // the kept targets, in group order
+	task     int
+	segments []segment
+	targets  []built // the kept targets, in order
+}
+
+// segment is the targets [lo, hi) of a group.
+type segment struct {
+	tg     *targetgroup.Group
+	lo, hi int
 }
 
 // built is a target the filter kept, and whether it was reused from the
@@ -215,19 +230,20 @@ type worker struct {
 	old  []bool // per output index: the target was served by the previous pass
 }
 
-// piece relabels a run of a job's groups and returns the targets kept. It
-// only reads the job's state, so pieces of one job run in parallel.
-func (w *worker) piece(name string, j *filterJob, tgs []*targetgroup.Group, filter bool) []built {
+// piece relabels a run of a job's targets and returns those kept. It only
+// reads the job's state, so pieces of one job run in parallel.
+func (w *worker) piece(name string, j *filterJob, segs []segment, filter bool) []built {
 	n := 0
-	for _, tg := range tgs {
-		n += len(tg.Targets)
+	for _, sg := range segs {
+		n += sg.hi - sg.lo
 	}
 	out := make([]built, 0, n)
-	for _, tg := range tgs {
+	for _, sg := range segs {
+		tg := sg.tg
 		// The group's labels, sorted: shared by every target of the group
-		// that is kept, so never reused.
+		// (in this piece) that is kept, so never reused.
 		gl := sortedLabels(nil, tg.Labels)
-		for _, tl := range tg.Targets {
+		for _, tl := range tg.Targets[sg.lo:sg.hi] {
 			if t, reused := w.target(name, j, tl, tg.Labels, gl, filter); t != nil {
 				out = append(out, built{t, reused})
 			}

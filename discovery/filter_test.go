@@ -259,6 +259,41 @@ func TestFilterDuplicateIdentity(t *testing.T) {
 	require.Equal(t, "second", got[0].Labels.Get("__meta_kubernetes_pod_uid"))
 }
 
+// TestFilterPieces checks that a job cut into pieces (one group larger than
+// a piece, duplicates of one identity in different pieces) gives the result
+// of the same targets in small groups.
+func TestFilterPieces(t *testing.T) {
+	t.Parallel()
+	const job = "j"
+	n := 2*pieceTargets + 100
+	_, gl := kubeTarget(0, "web")
+	big := &targetgroup.Group{Source: "big", Labels: gl}
+	for i := range n {
+		tl, _ := kubeTarget(i%(pieceTargets+50), "web") // targets 0-49 come twice, a piece apart
+		if i >= pieceTargets+50 {
+			tl["__meta_kubernetes_pod_uid"] = "second" // the later copy differs in a meta label only
+		}
+		big.Targets = append(big.Targets, tl)
+	}
+	var small []*targetgroup.Group
+	for lo := 0; lo < n; lo += 100 {
+		small = append(small, &targetgroup.Group{Source: fmt.Sprint(lo), Labels: gl, Targets: big.Targets[lo:min(n, lo+100)]})
+	}
+	one := NewFilter(FilterRelabelConfig)
+	one.ApplyConfig(loadJobs(t, job))
+	got := one.Process(map[string][]*targetgroup.Group{job: {big}})[job]
+	many := NewFilter(FilterRelabelConfig)
+	many.ApplyConfig(loadJobs(t, job))
+	want := many.Process(map[string][]*targetgroup.Group{job: small})[job]
+
+	require.Len(t, got, pieceTargets+50, "one target per identity")
+	require.Len(t, want, len(got))
+	for i := range got {
+		require.Equal(t, want[i].Hash, got[i].Hash)
+		require.Equal(t, want[i].Labels.Map(), got[i].Labels.Map())
+	}
+}
+
 func TestFilterSkipsUnchanged(t *testing.T) {
 	t.Parallel()
 	f := NewFilter(FilterRelabelConfig)
