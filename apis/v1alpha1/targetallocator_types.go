@@ -172,7 +172,7 @@ type TargetAllocatorSpec struct {
 
 // TargetAllocatorStatus is the observed state of a TargetAllocator.
 type TargetAllocatorStatus struct {
-	// version of the allocator, when known.
+	// version of the allocator, from its image tag when that is a version.
 	// +optional
 	Version string `json:"version,omitempty"`
 	// image of the allocator container.

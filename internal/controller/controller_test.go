@@ -252,6 +252,10 @@ func TestUpstreamExample(t *testing.T) {
 			_, err := readyCondition(ta.Status.Conditions, ta.Generation)
 			return err
 		})
+		var readyTA v1alpha1.TargetAllocator
+		h.get(t, ns, name, &readyTA)
+		require.Equal(t, settings.TargetAllocatorImage, readyTA.Status.Image)
+		require.Empty(t, readyTA.Status.Version, "the tag dev is not a version")
 		before := versions()
 		col := &controller.CollectorReconciler{Client: h.client, Scheme: h.scheme, Settings: settings}
 		tar := &controller.TargetAllocatorReconciler{Client: h.client, Scheme: h.scheme, Settings: settings}

@@ -136,6 +136,7 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	for _, o := range desired.Objects {
 		if d, ok := o.(*appsv1.Deployment); ok {
 			ta.Status.Image = d.Spec.Template.Spec.Containers[0].Image
+			ta.Status.Version = imageVersion(ta.Status.Image)
 		}
 	}
 	setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
