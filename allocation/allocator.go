@@ -233,17 +233,23 @@ func newJobState(ts []*Target, old *jobState, rendezvous bool, seeds []uint64) *
 	if rendezvous {
 		js.first = make([]choice, len(uniq))
 	}
-	for k, t := range uniq {
-		js.owner[k] = -1
-		if pk, ok := prev[t.Hash]; ok {
-			js.owner[k] = old.owner[pk]
-			if rendezvous {
-				js.first[k] = old.first[pk]
+	// Scoring every collector for every new target dominates a large job:
+	// chunks of it run in parallel.
+	const chunk = 1 << 13
+	parallel((len(uniq)+chunk-1)/chunk, func(c int) {
+		for k := c * chunk; k < min(len(uniq), (c+1)*chunk); k++ {
+			t := uniq[k]
+			js.owner[k] = -1
+			if pk, ok := prev[t.Hash]; ok {
+				js.owner[k] = old.owner[pk]
+				if rendezvous {
+					js.first[k] = old.first[pk]
+				}
+			} else if rendezvous {
+				js.first[k] = best(t.Hash, seeds)
 			}
-		} else if rendezvous {
-			js.first[k] = best(t.Hash, seeds)
 		}
-	}
+	})
 	return js
 }
 
