@@ -3,12 +3,13 @@ package allocation
 import (
 	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardwise/shardwise/internal/parallel"
 )
 
 // historySize is how many recent updates a snapshot remembers.
@@ -192,7 +193,7 @@ func (a *Allocator) SetJobTargets(jobs map[string][]*Target) Result {
 	}
 	// Jobs are independent: prepare them in parallel.
 	rendezvous := a.usesRendezvous()
-	parallel(len(tasks), func(i int) {
+	parallel.Each(len(tasks), func(_, i int) {
 		t := tasks[i]
 		t.js = newJobState(t.ts, t.old, rendezvous, a.seeds)
 	})
@@ -236,7 +237,7 @@ func newJobState(ts []*Target, old *jobState, rendezvous bool, seeds []uint64) *
 	// Scoring every collector for every new target dominates a large job:
 	// chunks of it run in parallel.
 	const chunk = 1 << 13
-	parallel((len(uniq)+chunk-1)/chunk, func(c int) {
+	parallel.Each((len(uniq)+chunk-1)/chunk, func(_, c int) {
 		for k := c * chunk; k < min(len(uniq), (c+1)*chunk); k++ {
 			t := uniq[k]
 			js.owner[k] = -1
@@ -251,29 +252,6 @@ func newJobState(ts []*Target, old *jobState, rendezvous bool, seeds []uint64) *
 		}
 	})
 	return js
-}
-
-// parallel calls f(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // work is the flat view of all targets that a strategy assigns.
@@ -313,7 +291,8 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 	w.hashes = slices.Grow(w.hashes[:0], total)
 	w.prev = slices.Grow(w.prev[:0], total)
 	w.first = w.first[:0]
-	if a.usesRendezvous() {
+	rendezvous := a.usesRendezvous()
+	if rendezvous {
 		w.first = slices.Grow(w.first, total)
 	}
 	w.collectors, w.seeds, w.joined, w.eps = a.collectors, a.seeds, joined, a.opts.Epsilon
@@ -324,7 +303,7 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 			w.hashes = append(w.hashes, t.Hash)
 		}
 		w.prev = append(w.prev, js.owner...)
-		if a.usesRendezvous() {
+		if rendezvous {
 			w.first = append(w.first, js.first...)
 		}
 	}

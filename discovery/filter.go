@@ -3,11 +3,9 @@ package discovery
 import (
 	"cmp"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/common/model"
@@ -17,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/internal/parallel"
 )
 
 // Labels that carry the node a target runs on, in order of preference.
@@ -194,23 +193,17 @@ type built struct {
 	reused bool
 }
 
-// parallel calls f(w, 0..n-1) on up to GOMAXPROCS goroutines, each with a
-// worker of its own.
+// parallel calls fn(w, i) for every i in [0, n) on every core, each
+// goroutine with a worker of its own.
 func (f *Filter) parallel(n int, fn func(w *worker, i int)) {
-	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-	)
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			w := f.pool.Get().(*worker)
-			defer f.pool.Put(w)
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(w, i)
-			}
-		})
+	ws := make([]*worker, parallel.Workers(n))
+	for g := range ws {
+		ws[g] = f.pool.Get().(*worker)
 	}
-	wg.Wait()
+	parallel.Each(n, func(g, i int) { fn(ws[g], i) })
+	for _, w := range ws {
+		f.pool.Put(w)
+	}
 }
 
 // Targets returns the current targets of a job, sorted by Hash.
