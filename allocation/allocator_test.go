@@ -327,6 +327,7 @@ func TestNodeOf(t *testing.T) {
 		{labels.FromStrings("__meta_kubernetes_endpoint_node_name", "c"), "c"},
 		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Node", "__meta_kubernetes_endpointslice_address_target_name", "d"), "d"},
 		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Pod", "__meta_kubernetes_endpointslice_address_target_name", "p"), ""},
+		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Pod", "__meta_kubernetes_endpointslice_endpoint_node_name", "e"), "e"},
 		{labels.EmptyLabels(), ""},
 	} {
 		require.Equal(t, tc.want, NodeOf(DiscoveredOf(tc.lbls)), tc.lbls.String())

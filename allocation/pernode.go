@@ -7,11 +7,13 @@ const (
 	labelEndpointNode        = "__meta_kubernetes_endpoint_node_name"
 	labelEndpointSliceKind   = "__meta_kubernetes_endpointslice_address_target_kind"
 	labelEndpointSliceTarget = "__meta_kubernetes_endpointslice_address_target_name"
+	labelEndpointSliceNode   = "__meta_kubernetes_endpointslice_endpoint_node_name"
 )
 
 // NodeOf returns the node a target runs on according to its discovered
 // labels, "" when they do not say: the pod's node, the node itself (node role),
-// the endpoint's node, or an EndpointSlice address whose target is a Node.
+// the endpoint's node, an EndpointSlice address whose target is a Node, or
+// the node an EndpointSlice endpoint names (one without a Pod behind it).
 func NodeOf(lbls Discovered) string {
 	for _, name := range []string{labelPodNode, labelNodeName, labelEndpointNode} {
 		if v := lbls.Get(name); v != "" {
@@ -21,7 +23,7 @@ func NodeOf(lbls Discovered) string {
 	if lbls.Get(labelEndpointSliceKind) == "Node" {
 		return lbls.Get(labelEndpointSliceTarget)
 	}
-	return ""
+	return lbls.Get(labelEndpointSliceNode)
 }
 
 // perNode assigns each target to the collector on its node; when several

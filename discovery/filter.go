@@ -18,16 +18,11 @@ import (
 	"github.com/shardwise/shardwise/internal/parallel"
 )
 
-// Labels that carry the node a target runs on, in order of preference.
+// prometheus-operator's sharding rule: the label it hashes into and the
+// placeholder the collector replaces with its shard.
 const (
-	labelPodNode                = "__meta_kubernetes_pod_node_name"
-	labelNodeName               = "__meta_kubernetes_node_name"
-	labelEndpointNode           = "__meta_kubernetes_endpoint_node_name"
-	labelEndpointSliceTarget    = "__meta_kubernetes_endpointslice_address_target_name"
-	labelEndpointSliceTargetKnd = "__meta_kubernetes_endpointslice_address_target_kind"
-	labelEndpointSliceNode      = "__meta_kubernetes_endpointslice_endpoint_node_name"
-	shardHashLabel              = "__tmp_hash"
-	shardPlaceholder            = "$(SHARD)"
+	shardHashLabel   = "__tmp_hash"
+	shardPlaceholder = "$(SHARD)"
 )
 
 // Filter turns each job's target groups into targets: it applies the job's
@@ -237,7 +232,7 @@ func (w *worker) piece(name string, j *filterJob, segs []segment, filter bool) [
 		// (in this piece) that is kept, so never reused.
 		gl := sortedLabels(nil, tg.Labels)
 		for _, tl := range tg.Targets[sg.lo:sg.hi] {
-			if t, reused := w.target(name, j, tl, tg.Labels, gl, filter); t != nil {
+			if t, reused := w.target(name, j, tl, gl, filter); t != nil {
 				out = append(out, built{t, reused})
 			}
 		}
@@ -292,7 +287,7 @@ func (w *worker) merge(j *filterJob, tgs []*targetgroup.Group, pieces []piece) (
 
 // target builds one target; nil means dropped. It also reports whether the
 // target was reused from the previous pass. gl are the group's labels, sorted.
-func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, bool) {
+func (w *worker) target(job string, j *filterJob, tLabels model.LabelSet, gl []labels.Label, filter bool) (*allocation.Target, bool) {
 	disc := allocation.Discovered{Group: gl, Own: tLabels}
 	addr := disc.Get(model.AddressLabel)
 	if prev := j.byAddr[addr]; prev != nil && prev.Labels.Same(disc) {
@@ -319,7 +314,7 @@ func (w *worker) target(job string, j *filterJob, tLabels, tgLabels model.LabelS
 		Hash:    identity(job, w.tmp),
 		Address: addr,
 		Labels:  disc,
-		Node:    nodeOf(tLabels, tgLabels),
+		Node:    allocation.NodeOf(disc),
 	}, false
 }
 
@@ -355,27 +350,6 @@ func sortedLabels(dst []labels.Label, ls model.LabelSet) []labels.Label {
 	}
 	slices.SortFunc(dst, func(a, b labels.Label) int { return strings.Compare(a.Name, b.Name) })
 	return dst
-}
-
-func tLabelsOr(tLabels, tgLabels model.LabelSet, name model.LabelName) model.LabelValue {
-	if v, ok := tLabels[name]; ok {
-		return v
-	}
-	return tgLabels[name]
-}
-
-// nodeOf returns the node a target runs on, from its discovered labels.
-func nodeOf(tLabels, tgLabels model.LabelSet) string {
-	for _, n := range []model.LabelName{labelPodNode, labelNodeName, labelEndpointNode} {
-		if v := tLabelsOr(tLabels, tgLabels, n); v != "" {
-			return string(v)
-		}
-	}
-	if tLabelsOr(tLabels, tgLabels, labelEndpointSliceTargetKnd) == "Node" {
-		return string(tLabelsOr(tLabels, tgLabels, labelEndpointSliceTarget))
-	}
-	// An EndpointSlice endpoint without a Pod behind it still names its node.
-	return string(tLabelsOr(tLabels, tgLabels, labelEndpointSliceNode))
 }
 
 // identity hashes the job and sorted labels.

@@ -214,25 +214,45 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// TestFilterNode checks that targets carry the node their discovered labels
+// name (allocation.NodeOf), whether the labels are the target's own or its
+// group's.
 func TestFilterNode(t *testing.T) {
 	t.Parallel()
+	const (
+		podNode    = "__meta_kubernetes_pod_node_name"
+		nodeName   = "__meta_kubernetes_node_name"
+		epNode     = "__meta_kubernetes_endpoint_node_name"
+		sliceKind  = "__meta_kubernetes_endpointslice_address_target_kind"
+		sliceName  = "__meta_kubernetes_endpointslice_address_target_name"
+		sliceEPNod = "__meta_kubernetes_endpointslice_endpoint_node_name"
+	)
 	for _, tc := range []struct {
 		name string
 		ls   model.LabelSet
 		want string
 	}{
-		{"pod", model.LabelSet{labelPodNode: "a", labelEndpointNode: "b"}, "a"},
-		{"node role", model.LabelSet{labelNodeName: "n"}, "n"},
-		{"endpoints", model.LabelSet{labelEndpointNode: "b"}, "b"},
-		{"endpointslice node target", model.LabelSet{labelEndpointSliceTargetKnd: "Node", labelEndpointSliceTarget: "n2"}, "n2"},
-		{"endpointslice pod target", model.LabelSet{labelEndpointSliceTargetKnd: "Pod", labelEndpointSliceTarget: "p"}, ""},
-		{"endpointslice endpoint node", model.LabelSet{labelEndpointSliceTargetKnd: "Pod", labelEndpointSliceNode: "n3"}, "n3"},
-		{"none", model.LabelSet{"__address__": "a:1"}, ""},
+		{"pod", model.LabelSet{podNode: "a", epNode: "b"}, "a"},
+		{"node role", model.LabelSet{nodeName: "n"}, "n"},
+		{"endpoints", model.LabelSet{epNode: "b"}, "b"},
+		{"endpointslice node target", model.LabelSet{sliceKind: "Node", sliceName: "n2"}, "n2"},
+		{"endpointslice pod target", model.LabelSet{sliceKind: "Pod", sliceName: "p"}, ""},
+		{"endpointslice endpoint node", model.LabelSet{sliceKind: "Pod", sliceEPNod: "n3"}, "n3"},
+		{"none", model.LabelSet{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, nodeOf(tc.ls, nil))
-			require.Equal(t, tc.want, nodeOf(nil, tc.ls))
+			own := model.LabelSet{"__address__": "a:1"}
+			for _, g := range []*targetgroup.Group{
+				{Source: "own", Targets: []model.LabelSet{tc.ls.Merge(own)}},
+				{Source: "group", Targets: []model.LabelSet{own}, Labels: tc.ls},
+			} {
+				f := NewFilter(FilterNone)
+				f.ApplyConfig(loadJobs(t, "j"))
+				got := f.Process(map[string][]*targetgroup.Group{"j": {g}})["j"]
+				require.Len(t, got, 1)
+				require.Equal(t, tc.want, got[0].Node, g.Source)
+			}
 		})
 	}
 }
