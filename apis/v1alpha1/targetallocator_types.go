@@ -41,8 +41,6 @@ type TargetAllocatorList struct {
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.allocationStrategy) || self.allocationStrategy != 'per-node'",message="allocationStrategy per-node needs a daemonset collector, which shardwise does not support yet"
-// +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.podSecurityContext)",message="podSecurityContext is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts)",message="volumeMounts is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports)",message="ports is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.envFrom)",message="envFrom is an upstream field shardwise does not support; remove it"
@@ -69,13 +67,17 @@ type TargetAllocatorList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe)",message="livenessProbe is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe)",message="readinessProbe is an upstream field shardwise does not support; remove it"
 
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
+
 // TargetAllocatorSpec is the desired state of a TargetAllocator.
 type TargetAllocatorSpec struct {
 	// managementState says whether the operator reconciles this allocator.
 	// +optional
 	// +kubebuilder:default:=managed
 	ManagementState v1beta1.ManagementStateType `json:"managementState,omitempty"`
-	// replicas is the number of allocator pods.
+	// replicas is the number of allocator pods. More than one is refused
+	// with allocationStrategy least-weighted, which depends on each
+	// allocator's history.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
@@ -136,6 +138,16 @@ type TargetAllocatorSpec struct {
 	// allowInsecureAuthSecrets serves secrets in scrape configs over plain HTTP.
 	// +optional
 	AllowInsecureAuthSecrets bool `json:"allowInsecureAuthSecrets,omitempty"`
+
+	// securityContext of the allocator container. When unset, the operator
+	// sets a restricted one; when set, it is used as given.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// podSecurityContext of the allocator pods. When unset, the operator sets
+	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is
+	// used as given.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
 	v1beta1.UnsupportedPodFields `json:",inline"`
 

@@ -44,8 +44,6 @@ type OpenTelemetryCollectorList struct {
 
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || self.mode == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
-// +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.podSecurityContext)",message="podSecurityContext is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts)",message="volumeMounts is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports)",message="ports is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.envFrom)",message="envFrom is an upstream field shardwise does not support; remove it"
@@ -157,6 +155,16 @@ type OpenTelemetryCollectorSpec struct {
 	// targetAllocator configures the target allocator.
 	// +optional
 	TargetAllocator TargetAllocatorEmbedded `json:"targetAllocator,omitempty"`
+	// securityContext of the collector container. When unset, the operator
+	// sets a restricted one (no privilege escalation, every capability
+	// dropped, non-root); when set, it is used as given.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// podSecurityContext of the collector pods. When unset, the operator sets
+	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is used
+	// as given.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
 	UnsupportedPodFields `json:",inline"`
 
@@ -218,14 +226,6 @@ type OpenTelemetryCollectorSpec struct {
 // UnsupportedPodFields are the upstream workload fields shardwise does not
 // implement. Each is rejected by a rule on the spec that embeds it.
 type UnsupportedPodFields struct {
-	// securityContext is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	SecurityContext *runtime.RawExtension `json:"securityContext,omitempty"`
-	// podSecurityContext is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	PodSecurityContext *runtime.RawExtension `json:"podSecurityContext,omitempty"`
 	// volumeMounts is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

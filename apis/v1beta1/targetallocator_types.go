@@ -100,20 +100,22 @@ type TargetAllocatorPrometheusCR struct {
 	DenyFSAccessThroughSMs *bool `json:"denyFSAccessThroughSMs,omitempty"`
 }
 
-// +kubebuilder:validation:XValidation:rule="!has(self.securityContext)",message="securityContext is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.podSecurityContext)",message="podSecurityContext is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.mtls)",message="mtls is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.telemetry)",message="telemetry is an upstream field shardwise does not support; remove it"
+
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
 
 // TargetAllocatorEmbedded configures the target allocator of a collector.
 type TargetAllocatorEmbedded struct {
 	// enabled deploys a target allocator for the collector's prometheus receiver.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
-	// replicas is the number of allocator pods. Replicas serve identical
-	// assignments, so more than one is safe with every strategy.
+	// replicas is the number of allocator pods. With consistent-hashing and
+	// per-node the assignment is a function of the targets and collectors
+	// only, so replicas serve identical assignments; least-weighted depends on
+	// each allocator's history, so it is refused with more than one replica.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
@@ -172,14 +174,15 @@ type TargetAllocatorEmbedded struct {
 	// +kubebuilder:validation:Format:=duration
 	CollectorTargetReloadInterval *metav1.Duration `json:"collectorTargetReloadInterval,omitempty"`
 
-	// securityContext is not supported by shardwise: setting it is rejected.
+	// securityContext of the allocator container. When unset, the operator
+	// sets a restricted one; when set, it is used as given.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	SecurityContext *runtime.RawExtension `json:"securityContext,omitempty"`
-	// podSecurityContext is not supported by shardwise: setting it is rejected.
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// podSecurityContext of the allocator pods. When unset, the operator sets
+	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is
+	// used as given.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	PodSecurityContext *runtime.RawExtension `json:"podSecurityContext,omitempty"`
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

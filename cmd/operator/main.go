@@ -33,6 +33,7 @@ type options struct {
 	targetAllocatorImage string
 	watchNamespace       string
 	concurrency          int
+	clusterWideGrants    bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -45,6 +46,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", "ghcr.io/shardwise/allocator:latest", "Allocator image (cmd/allocator) for resources that name none.")
 	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Reconcile only this namespace; empty means all.")
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
+	fs.BoolVar(&o.clusterWideGrants, "allow-cluster-wide-grants", false,
+		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
+			"other namespaces in allowNamespaces or secretNamespaces). Off, such allocators are refused; see README, Security model.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -84,14 +88,19 @@ func serve(ctx context.Context, o options) error {
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "shardwise-operator.opentelemetry.io",
 	}
+	// Only the operator's own objects of the owned kinds are cached.
+	mgrOpts.Cache = cache.Options{ByObject: ctrlpkg.CacheByObject()}
 	if o.watchNamespace != "" {
-		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.watchNamespace: {}}}
+		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{o.watchNamespace: {}}
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	settings := manifests.Settings{CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage}
+	settings := manifests.Settings{
+		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
+		AllowClusterWideGrants: o.clusterWideGrants,
+	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
 	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}
 	if err := (&ctrlpkg.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {

@@ -15,8 +15,8 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:latest", concurrency: 4}, false},
-		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1"},
-			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1}, false},
+		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1", "--allow-cluster-wide-grants"},
+			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1, clusterWideGrants: true}, false},
 		{"zero concurrency", []string{"--max-concurrent-reconciles=0"}, options{}, true},
 		{"unknown flag", []string{"--nope"}, options{}, true},
 	} {

@@ -2,14 +2,18 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -21,10 +25,60 @@ const FieldOwner = "shardwise-operator"
 
 // applier writes desired objects with server-side apply. Applying an
 // unchanged object is a no-op on the server: the resourceVersion stays, so
-// reconciles can repeat freely.
+// reconciles can repeat freely. With a memo, an object whose desired state
+// and live version are those of the last apply is not even sent.
 type applier struct {
 	client client.Client
 	scheme *runtime.Scheme
+	memo   *applyMemo
+}
+
+// applyMemo remembers, per object, the desired state last applied and the
+// object's version right after, so a reconcile triggered by a status-only
+// change of an owned object (a pod became ready) writes nothing. Its zero
+// value is ready to use.
+type applyMemo struct {
+	mu sync.Mutex // guards m
+	m  map[string]appliedVersion
+}
+
+// appliedVersion is what the memo keeps of one apply.
+type appliedVersion struct {
+	hash       string
+	uid        types.UID
+	generation int64
+	rv         string
+}
+
+func (m *applyMemo) get(key string) (appliedVersion, bool) {
+	if m == nil {
+		return appliedVersion{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.m[key]
+	return v, ok
+}
+
+func (m *applyMemo) set(key string, v appliedVersion) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]appliedVersion{}
+	}
+	m.m[key] = v
+}
+
+func (m *applyMemo) forget(key string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, key)
 }
 
 // apply applies obj, controlled by owner when owner is not nil.
@@ -38,10 +92,98 @@ func (a applier) apply(ctx context.Context, owner client.Object, obj client.Obje
 	if err != nil {
 		return err
 	}
-	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return fmt.Errorf("encode %s %s: %w", kindOf(obj), obj.GetName(), err)
+	}
+	hash := manifests.Hash(string(b))
+	key := u.GetAPIVersion() + "/" + u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+	if a.unchanged(ctx, obj, key, hash) {
+		return nil
+	}
+	err = a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsInvalid(err) && recreatable(obj) {
+		err = a.recreate(ctx, obj, u, err)
+	}
+	if err != nil {
+		a.memo.forget(key)
 		return fmt.Errorf("apply %s %s: %w", kindOf(obj), obj.GetName(), err)
 	}
+	a.memo.set(key, appliedVersion{hash: hash, uid: u.GetUID(), generation: u.GetGeneration(), rv: u.GetResourceVersion()})
 	return nil
+}
+
+// unchanged says whether the live object (read through the client, the
+// cache in the operator) is the one the memo recorded for this desired
+// state: same object, same generation (for kinds with a spec the API server
+// versions; status changes do not count) or same resourceVersion otherwise,
+// and still carrying the desired labels and annotations.
+func (a applier) unchanged(ctx context.Context, obj client.Object, key, hash string) bool {
+	last, ok := a.memo.get(key)
+	if !ok || last.hash != hash {
+		return false
+	}
+	live, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return false
+	}
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return false
+	}
+	if live.GetUID() != last.uid {
+		return false
+	}
+	if live.GetGeneration() > 0 {
+		if live.GetGeneration() != last.generation {
+			return false
+		}
+	} else if live.GetResourceVersion() != last.rv {
+		return false
+	}
+	return subset(obj.GetLabels(), live.GetLabels()) && subset(obj.GetAnnotations(), live.GetAnnotations())
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// recreatable are the kinds whose immutable fields (a selector, a
+// StatefulSet's serviceName or volumeClaimTemplates) may change with the
+// resource: the operator deletes and recreates them, as the upstream operator
+// does, rather than stay blocked.
+func recreatable(obj client.Object) bool {
+	switch obj.(type) {
+	case *appsv1.StatefulSet, *appsv1.Deployment:
+		return true
+	}
+	return false
+}
+
+// recreate handles an apply refused as invalid: if the desired object is
+// valid on its own (a server-side dry-run create under another name passes),
+// the refusal is an immutable field, so the live object is deleted (its pods
+// with it) and the desired one created. Otherwise applyErr is returned and
+// the live object is kept.
+func (a applier) recreate(ctx context.Context, obj client.Object, u *unstructured.Unstructured, applyErr error) error {
+	probe := u.DeepCopy()
+	probe.SetName("")
+	probe.SetGenerateName("shardwise-dry-run-")
+	probe.SetResourceVersion("")
+	if err := a.client.Create(ctx, probe, client.DryRunAll); err != nil {
+		return applyErr
+	}
+	live := u.DeepCopy()
+	if err := a.client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete %s %s to change an immutable field: %w", kindOf(obj), obj.GetName(), err)
+	}
+	fresh := u.DeepCopy()
+	fresh.SetResourceVersion("")
+	return a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(fresh), client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
 
 // desiredUnstructured converts a built object into an apply configuration:
@@ -81,8 +223,9 @@ func kindOf(obj client.Object) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// prune deletes the objects of the given kinds that owner controls, that
-// carry the instance labels, and that are not in keep (names by kind).
+// prune deletes the objects of the given kinds that owner controls (or, with
+// a nil owner, that no object controls), that carry the instance labels, and
+// that are not in keep (namespace/name by kind).
 // keepExtra may veto a deletion (it returns true to keep).
 func (a applier) prune(ctx context.Context, owner client.Object, namespace string, selector map[string]string,
 	kinds []schema.GroupVersionKind, keep map[schema.GroupVersionKind][]string, keepExtra func(metav1.PartialObjectMetadata) bool,
@@ -98,10 +241,10 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for _, item := range list.Items {
-			if owner != nil && !metav1.IsControlledBy(&item, owner) {
+			if owner != nil && !metav1.IsControlledBy(&item, owner) || owner == nil && metav1.GetControllerOf(&item) != nil {
 				continue
 			}
-			if slices.Contains(keep[gvk], item.Name) || (keepExtra != nil && keepExtra(item)) {
+			if slices.Contains(keep[gvk], item.Namespace+"/"+item.Name) || (keepExtra != nil && keepExtra(item)) {
 				continue
 			}
 			item.SetGroupVersionKind(gvk)
@@ -113,7 +256,7 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 	return nil
 }
 
-// names indexes desired objects by kind.
+// names indexes desired objects by kind, as namespace/name.
 func names(scheme *runtime.Scheme, objs []client.Object) (map[schema.GroupVersionKind][]string, error) {
 	out := map[schema.GroupVersionKind][]string{}
 	for _, o := range objs {
@@ -121,7 +264,7 @@ func names(scheme *runtime.Scheme, objs []client.Object) (map[schema.GroupVersio
 		if err != nil {
 			return nil, err
 		}
-		out[gvk] = append(out[gvk], o.GetName())
+		out[gvk] = append(out[gvk], o.GetNamespace()+"/"+o.GetName())
 	}
 	return out, nil
 }
@@ -138,7 +281,7 @@ func gvkOf(scheme *runtime.Scheme, o client.Object) (schema.GroupVersionKind, er
 func instanceSelector(namespace, instance string) map[string]string {
 	return map[string]string{
 		manifests.LabelManagedBy: manifests.ManagedBy,
-		manifests.LabelInstance:  namespace + "." + instance,
+		manifests.LabelInstance:  manifests.InstanceLabel(namespace, instance),
 	}
 }
 

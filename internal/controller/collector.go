@@ -18,8 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -52,6 +55,19 @@ type CollectorReconciler struct {
 	Scheme   *runtime.Scheme
 	Recorder events.EventRecorder
 	Settings manifests.Settings
+
+	memo applyMemo
+}
+
+// ReasonTargetAllocatorInUse is the Ready reason of a collector that names a
+// TargetAllocator which already serves another collector.
+const ReasonTargetAllocatorInUse = "TargetAllocatorInUse"
+
+// specChanged passes the events that can change the desired objects: a new
+// generation (spec), labels (LabelTargetAllocator) or annotations; not the
+// operator's own status writes.
+func specChanged() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 }
 
 var _ reconcile.Reconciler = (*CollectorReconciler)(nil)
@@ -69,7 +85,10 @@ var collectorKinds = []schema.GroupVersionKind{
 // SetupWithManager registers the reconciler; opts.MaxConcurrentReconciles bounds the parallel reconciles.
 func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta1.OpenTelemetryCollector{}).
+		For(&v1beta1.OpenTelemetryCollector{}, builder.WithPredicates(specChanged())).
+		// Collectors naming the same TargetAllocator: a change of one may
+		// settle which of them the allocator serves.
+		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(r.siblings), builder.WithPredicates(specChanged())).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&corev1.Service{}).
@@ -121,13 +140,89 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if err := r.observe(ctx, &c, desired); err != nil {
 		return reconcile.Result{}, err
 	}
-	setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+	conflict, err := r.allocatorConflict(ctx, &c)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if conflict != "" {
+		if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonTargetAllocatorInUse || cond.Message != conflict {
+			r.event(&c, corev1.EventTypeWarning, ReasonTargetAllocatorInUse, errors.New(conflict))
+		}
+		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonTargetAllocatorInUse, conflict)
+	} else {
+		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+	}
 	c.Status.ObservedGeneration = c.Generation
 	return reconcile.Result{}, r.updateStatus(ctx, &c, before)
 }
 
+// allocatorConflict returns why the TargetAllocator a collector names with
+// manifests.LabelTargetAllocator will not serve it, or "": the allocator is
+// owned by another collector, or serves the first (by name) of several
+// collectors naming it.
+func (r *CollectorReconciler) allocatorConflict(ctx context.Context, c *v1beta1.OpenTelemetryCollector) (string, error) {
+	name, owned := manifests.TargetAllocatorRef(c)
+	if owned || !c.Spec.TargetAllocator.Enabled {
+		return "", nil
+	}
+	var ta v1alpha1.TargetAllocator
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &ta)
+	if client.IgnoreNotFound(err) != nil {
+		return "", fmt.Errorf("read target allocator %s: %w", name, err)
+	}
+	if err == nil {
+		if ref := metav1.GetControllerOf(&ta); ref != nil && ref.Kind == "OpenTelemetryCollector" && ref.Name != c.Name {
+			return fmt.Sprintf("TargetAllocator %s belongs to collector %s and does not serve this one's pods", name, ref.Name), nil
+		}
+	}
+	first, err := r.firstCollectorOf(ctx, c.Namespace, name)
+	if err != nil {
+		return "", err
+	}
+	if first != "" && first != c.Name {
+		return fmt.Sprintf("TargetAllocator %s already serves collector %s (the first by name of those naming it) and does not serve this one's pods", name, first), nil
+	}
+	return "", nil
+}
+
+// firstCollectorOf is the collector a TargetAllocator not owned by a
+// collector serves: the first by name of the enabled ones that name it.
+func (r *CollectorReconciler) firstCollectorOf(ctx context.Context, namespace, taName string) (string, error) {
+	var list v1beta1.OpenTelemetryCollectorList
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{manifests.LabelTargetAllocator: taName}); err != nil {
+		return "", fmt.Errorf("list collectors of target allocator %s: %w", taName, err)
+	}
+	first := ""
+	for _, o := range list.Items {
+		if o.Spec.TargetAllocator.Enabled && o.DeletionTimestamp.IsZero() && (first == "" || o.Name < first) {
+			first = o.Name
+		}
+	}
+	return first, nil
+}
+
+// siblings maps a collector to the other collectors naming the same
+// TargetAllocator.
+func (r *CollectorReconciler) siblings(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[manifests.LabelTargetAllocator]
+	if name == "" {
+		return nil
+	}
+	var list v1beta1.OpenTelemetryCollectorList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{manifests.LabelTargetAllocator: name}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		if c.Name != o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	return out
+}
+
 func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetryCollector, desired manifests.Collector) error {
-	a := applier{client: r.Client, scheme: r.Scheme}
+	a := applier{client: r.Client, scheme: r.Scheme, memo: &r.memo}
 	for _, obj := range desired.Objects {
 		if err := a.apply(ctx, c, obj); err != nil {
 			return err
@@ -137,7 +232,7 @@ func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetr
 	if err != nil {
 		return err
 	}
-	versions, err := r.configVersionsToKeep(ctx, c)
+	versions, err := r.configVersionsToKeep(ctx, c, desired.Objects[0].GetName())
 	if err != nil {
 		return err
 	}
@@ -145,22 +240,22 @@ func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetr
 		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] })
 }
 
-// configVersionsToKeep returns the older collector ConfigMaps kept for
-// rollback: the newest configVersions-1 besides the current one.
-func (r *CollectorReconciler) configVersionsToKeep(ctx context.Context, c *v1beta1.OpenTelemetryCollector) (map[string]bool, error) {
+// configVersionsToKeep returns the collector ConfigMaps kept for rollback:
+// the current one and the newest configVersions-1 others, so there are never
+// more than configVersions (the cache may not hold the current one yet).
+func (r *CollectorReconciler) configVersionsToKeep(ctx context.Context, c *v1beta1.OpenTelemetryCollector, current string) (map[string]bool, error) {
 	var list corev1.ConfigMapList
 	sel := manifests.SelectorLabels(c.Namespace, c.Name, manifests.ComponentCollector)
 	if err := r.Client.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels(sel)); err != nil {
 		return nil, fmt.Errorf("list collector config maps: %w", err)
 	}
-	prefix := manifests.CollectorName(c.Name) + "-"
 	var cms []corev1.ConfigMap
 	for _, cm := range list.Items {
-		if metav1.IsControlledBy(&cm, c) && strings.HasPrefix(cm.Name, prefix) {
+		if metav1.IsControlledBy(&cm, c) && cm.Name != current {
 			cms = append(cms, cm)
 		}
 	}
-	// Newest first; the current config is among them and counts as one version.
+	// Newest first.
 	slices.SortFunc(cms, func(a, b corev1.ConfigMap) int {
 		if d := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); d != 0 {
 			return d
@@ -171,9 +266,9 @@ func (r *CollectorReconciler) configVersionsToKeep(ctx context.Context, c *v1bet
 	if c.Spec.ConfigVersions != nil {
 		n = int(*c.Spec.ConfigVersions)
 	}
-	keep := map[string]bool{}
+	keep := map[string]bool{current: true}
 	for i, cm := range cms {
-		if i < n {
+		if i < n-1 {
 			keep[cm.Name] = true
 		}
 	}

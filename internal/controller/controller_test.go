@@ -449,14 +449,17 @@ func TestPrometheusCRClusterRBAC(t *testing.T) {
 	ns := "prometheus-cr"
 	h := start(t, ns)
 	ctx := t.Context()
-	doc := strings.Replace(upstreamExample, "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      enabled: true\n      serviceMonitorSelector: {}\n", 1)
+	doc := strings.Replace(upstreamExample, "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      enabled: true\n      allowNamespaces: [prometheus-cr]\n      serviceMonitorSelector: {}\n", 1)
 	_, err := h.createYAML(t, ns, doc)
 	require.NoError(t, err)
 	h.waitReady(t, ns, "collector-with-ta", metav1.ConditionTrue)
 	crName := manifests.ClusterRoleName(ns, "collector-with-ta")
 	var cr rbacv1.ClusterRole
 	h.get(t, "", crName, &cr)
-	require.Contains(t, cr.Rules[0].Resources, "servicemonitors")
+	require.Equal(t, []string{"namespaces"}, cr.Rules[0].Resources, "only namespaces are read cluster-wide")
+	var role rbacv1.Role
+	h.get(t, ns, manifests.TargetAllocatorName("collector-with-ta"), &role)
+	require.Contains(t, role.Rules[2].Resources, "servicemonitors")
 	var crb rbacv1.ClusterRoleBinding
 	h.get(t, "", crName, &crb)
 	hasFinalizer := func(want bool) func() error {

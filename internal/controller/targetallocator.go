@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -31,12 +32,17 @@ import (
 // exists for it: a namespaced owner cannot garbage-collect cluster objects.
 const ClusterRBACFinalizer = "opentelemetry.io/shardwise-cluster-rbac"
 
-// The operator grants the allocator these permissions, so it must hold them.
-// +kubebuilder:rbac:groups="",resources=pods;endpoints;namespaces;secrets,verbs=get;list;watch
+// The operator grants the allocator these permissions in the allocator's
+// namespace (RBAC lets it grant only what it holds), and Namespaces read
+// cluster-wide. It holds no Secret permission: it binds the secret reader
+// ClusterRole (config/rbac) instead, which RBAC allows through `bind`.
+// +kubebuilder:rbac:groups="",resources=pods;endpoints;namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;podmonitors;probes;scrapeconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=shardwise-targetallocator-secret-reader
 
 // TargetAllocatorReconciler reconciles a TargetAllocator into its objects.
 type TargetAllocatorReconciler struct {
@@ -44,6 +50,8 @@ type TargetAllocatorReconciler struct {
 	Scheme   *runtime.Scheme
 	Recorder events.EventRecorder
 	Settings manifests.Settings
+
+	memo applyMemo
 }
 
 var _ reconcile.Reconciler = (*TargetAllocatorReconciler)(nil)
@@ -58,16 +66,24 @@ var allocatorKinds = []schema.GroupVersionKind{
 	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 }
 
-var allocatorClusterKinds = []schema.GroupVersionKind{
+// allocatorForeignKinds are the kinds of the objects an allocator cannot
+// own: cluster-scoped RBAC, and RBAC in other namespaces.
+var allocatorForeignKinds = []schema.GroupVersionKind{
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
+	rbacv1.SchemeGroupVersion.WithKind("Role"),
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 }
+
+// ReasonGrantNotAllowed is the Ready reason of an allocator that needs
+// permissions outside its namespace which the operator may not grant.
+const ReasonGrantNotAllowed = "GrantNotAllowed"
 
 // SetupWithManager registers the reconciler. A collector change re-queues the
 // allocator it uses, since the collector selector and scrape configs come from it.
 func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.TargetAllocator{}).
+		For(&v1alpha1.TargetAllocator{}, builder.WithPredicates(specChanged())).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&corev1.Service{}).
@@ -75,7 +91,13 @@ func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
-		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(collectorToAllocator)).
+		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(collectorToAllocator), builder.WithPredicates(specChanged())).
+		// The objects it cannot own are watched through AnnotationOwner, so a
+		// deleted or edited ClusterRoleBinding is put back.
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		WithOptions(opts).
 		Named("targetallocator").
 		Complete(r)
@@ -90,6 +112,16 @@ func collectorToAllocator(_ context.Context, o client.Object) []reconcile.Reques
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: name}}}
 }
 
+// annotatedOwner maps an object carrying manifests.AnnotationOwner to the
+// TargetAllocator it names.
+func annotatedOwner(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name, ok := strings.Cut(o.GetAnnotations()[manifests.AnnotationOwner], "/")
+	if !ok || ns == "" || name == "" || o.GetLabels()[manifests.LabelManagedBy] != manifests.ManagedBy {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+}
+
 // Reconcile builds the allocator's objects from a full read of the resource
 // and of the collector it serves, applies them and prunes the rest.
 func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -100,7 +132,7 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	a := applier{client: r.Client, scheme: r.Scheme}
 	clusterSel := instanceSelector(ta.Namespace, ta.Name)
 	if !ta.DeletionTimestamp.IsZero() {
-		if err := a.prune(ctx, nil, "", clusterSel, allocatorClusterKinds, nil, nil); err != nil {
+		if err := a.prune(ctx, nil, "", clusterSel, allocatorForeignKinds, nil, nil); err != nil {
 			return reconcile.Result{}, err
 		}
 		return reconcile.Result{}, r.setFinalizer(ctx, &ta, false)
@@ -116,8 +148,16 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	}
 	desired, err := manifests.BuildTargetAllocator(in, r.Settings)
 	if err != nil {
-		r.event(&ta, corev1.EventTypeWarning, ReasonInvalidConfig, err)
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonInvalidConfig, err.Error())
+		reason := ReasonInvalidConfig
+		if errors.Is(err, manifests.ErrGrantNotAllowed) {
+			reason = ReasonGrantNotAllowed
+			// Grants the operator may no longer give do not outlive the refusal.
+			if perr := a.prune(ctx, nil, "", clusterSel, allocatorForeignKinds, nil, nil); perr != nil {
+				return reconcile.Result{}, perr
+			}
+		}
+		r.event(&ta, corev1.EventTypeWarning, reason, err)
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, reason, err.Error())
 		ta.Status.ObservedGeneration = ta.Generation
 		if serr := r.updateStatus(ctx, &ta, before); serr != nil {
 			return reconcile.Result{}, serr
@@ -178,7 +218,7 @@ func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.Targ
 }
 
 func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.TargetAllocator, desired manifests.TargetAllocator) error {
-	a := applier{client: r.Client, scheme: r.Scheme}
+	a := applier{client: r.Client, scheme: r.Scheme, memo: &r.memo}
 	if len(desired.ClusterObjects) > 0 {
 		if err := r.setFinalizer(ctx, ta, true); err != nil {
 			return err
@@ -205,7 +245,7 @@ func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.Targ
 	if err != nil {
 		return err
 	}
-	if err := a.prune(ctx, nil, "", instanceSelector(ta.Namespace, ta.Name), allocatorClusterKinds, keepCluster, nil); err != nil {
+	if err := a.prune(ctx, nil, "", instanceSelector(ta.Namespace, ta.Name), allocatorForeignKinds, keepCluster, nil); err != nil {
 		return err
 	}
 	if len(desired.ClusterObjects) == 0 {

@@ -24,6 +24,11 @@ type Settings struct {
 	// TargetAllocatorImage is the allocator image (this repository's
 	// cmd/allocator) when the resource names none.
 	TargetAllocatorImage string
+	// AllowClusterWideGrants lets the operator grant an allocator
+	// permissions outside its own namespace (cluster-wide discovery of
+	// prometheus-operator resources, Secrets of other namespaces). Off, such an
+	// allocator is refused with ErrGrantNotAllowed.
+	AllowClusterWideGrants bool
 }
 
 // Collector is the desired state of one OpenTelemetryCollector.
@@ -134,12 +139,13 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, s Settings, name st
 	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
 		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
 	}
-	env := append([]corev1.EnvVar{{
-		Name:      "POD_NAME",
-		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
-	}}, spec.Env...)
-	containerPorts := []corev1.ContainerPort{{Name: "metrics", ContainerPort: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP}}
+	env := collectorEnv(spec.Env)
+	containerPorts := []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP}}
 	for _, p := range ports {
+		// The metrics port is declared once, whoever else listens on it.
+		if p.Port == CollectorMonitoringPort {
+			continue
+		}
 		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: p.Protocol})
 	}
 	annotations := maps.Clone(spec.PodAnnotations)
@@ -167,8 +173,10 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, s Settings, name st
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: serviceAccount,
+					SecurityContext:    podSecurityContext(spec.PodSecurityContext),
 					Containers: []corev1.Container{{
 						Name:            CollectorContainer,
+						SecurityContext: containerSecurityContext(spec.SecurityContext),
 						Image:           image,
 						ImagePullPolicy: spec.ImagePullPolicy,
 						Args:            args,
@@ -191,6 +199,47 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, s Settings, name st
 			},
 			VolumeClaimTemplates: spec.VolumeClaimTemplates,
 		},
+	}
+}
+
+// collectorEnv is the user's env, preceded by POD_NAME (the collector id the
+// receiver sends to the allocator) unless the user defines it: a duplicate
+// key would be refused by server-side apply.
+func collectorEnv(user []corev1.EnvVar) []corev1.EnvVar {
+	for _, e := range user {
+		if e.Name == "POD_NAME" {
+			return slices.Clone(user)
+		}
+	}
+	return append([]corev1.EnvVar{{
+		Name:      "POD_NAME",
+		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
+	}}, user...)
+}
+
+// containerSecurityContext is the user's container security context, or the
+// restricted one of the Pod Security Standards.
+func containerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
+	if user != nil {
+		return user.DeepCopy()
+	}
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// podSecurityContext is the user's pod security context, or the restricted
+// one of the Pod Security Standards.
+func podSecurityContext(user *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	if user != nil {
+		return user.DeepCopy()
+	}
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }
 
@@ -223,6 +272,8 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 			PrometheusCR:                 e.PrometheusCR,
 			CollectorNotReadyGracePeriod: e.CollectorNotReadyGracePeriod,
 			AllowInsecureAuthSecrets:     e.AllowInsecureAuthSecrets,
+			SecurityContext:              e.SecurityContext,
+			PodSecurityContext:           e.PodSecurityContext,
 		},
 	}, nil
 }

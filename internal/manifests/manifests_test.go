@@ -208,6 +208,7 @@ func TestBuildTargetAllocatorGolden(t *testing.T) {
     allowInsecureAuthSecrets: true
     prometheusCR:
       enabled: true
+      allowNamespaces: [observability]
       scrapeInterval: 1m
       serviceMonitorSelector:
         matchLabels:

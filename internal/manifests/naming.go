@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -48,16 +50,40 @@ const (
 )
 
 // maxNameLength is the longest name valid for every kind built here (a
-// Service name is a DNS label).
+// Service name is a DNS label), and the longest label value.
 const maxNameLength = 63
 
-// dnsName formats a name and truncates the instance part so the result fits
-// in a DNS label; suffixes are kept whole because they carry the meaning.
-func dnsName(instance, suffix string) string {
-	if over := len(instance) + len(suffix) - maxNameLength; over > 0 {
-		instance = strings.TrimRight(instance[:len(instance)-over], "-.")
+// hashLength is the number of hex digits of the hash that a truncated name
+// carries, so two long names that share a prefix stay distinct.
+const hashLength = 8
+
+// shortHash is the first hashLength hex digits of the SHA-256 of s.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+// Truncate returns s when it has at most max characters; otherwise a prefix
+// of s, a dash and a short hash of the whole of s, max characters at most.
+// Different inputs give different outputs (up to hash collisions), the
+// result never ends in '-' or '.' before the hash, and it is a pure function
+// of (s, max). max must exceed hashLength+1.
+func Truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return instance + suffix
+	prefix := strings.TrimRight(s[:max-hashLength-1], "-.")
+	return prefix + "-" + shortHash(s)
+}
+
+// dnsName formats a name that fits in a DNS label. The suffix is kept whole
+// because it carries the meaning; when the instance must be shortened, a hash
+// of the whole instance name keeps the result unique.
+func dnsName(instance, suffix string) string {
+	if len(instance)+len(suffix) <= maxNameLength {
+		return instance + suffix
+	}
+	return Truncate(instance, maxNameLength-len(suffix)) + suffix
 }
 
 // CollectorName is the name of the collector StatefulSet, ServiceAccount and PodDisruptionBudget.
@@ -85,18 +111,31 @@ func TargetAllocatorEndpoint(taName string) string {
 	return fmt.Sprintf("http://%s:%d", TargetAllocatorName(taName), TargetAllocatorSvcPort)
 }
 
-// ClusterRoleName is the name of the cluster-scoped RBAC of an allocator,
-// which cannot be owned by the namespaced TargetAllocator and so carries the
-// namespace in its name.
+// ClusterRoleName is the name of the cluster-scoped RBAC of an allocator. A
+// namespaced TargetAllocator cannot own it, so the name carries the namespace
+// and the name, readable, and a hash of both, so that ("team", "a-x") and
+// ("team-a", "x") never share one.
 func ClusterRoleName(namespace, taName string) string {
-	return dnsName("shardwise-"+namespace+"-"+taName, "-targetallocator")
+	const prefix, suffix = "shardwise-", "-targetallocator"
+	id := shortHash(namespace + "/" + taName)
+	readable := strings.TrimRight(namespace+"-"+taName, "-.")
+	if room := maxNameLength - len(prefix) - len(suffix) - hashLength - 1; len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-.")
+	}
+	return prefix + readable + "-" + id + suffix
+}
+
+// InstanceLabel is the value of LabelInstance of an instance: namespace.name,
+// truncated with a hash to fit in a label value.
+func InstanceLabel(namespace, instance string) string {
+	return Truncate(namespace+"."+instance, maxNameLength)
 }
 
 // SelectorLabels are the labels that select the pods of a component of an instance.
 func SelectorLabels(namespace, instance, component string) map[string]string {
 	return map[string]string{
 		LabelManagedBy: ManagedBy,
-		LabelInstance:  namespace + "." + instance,
+		LabelInstance:  InstanceLabel(namespace, instance),
 		LabelPartOf:    partOf,
 		LabelComponent: component,
 	}

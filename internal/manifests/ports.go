@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"fmt"
 	"net"
 	"regexp"
 	"slices"
@@ -108,7 +109,30 @@ func ReceiverPorts(cfg map[string]any) []corev1.ServicePort {
 		}
 	}
 	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	uniquePortNames(ports)
 	return ports
+}
+
+// metricsPortName is the container port of the collector's own metrics.
+const metricsPortName = "metrics"
+
+// uniquePortNames renames ports whose name is empty, taken by an earlier port
+// (two long receiver names truncated alike) or reserved (the metrics port) to
+// port-<number>, as the upstream operator does. ports are sorted by number, so
+// the result is deterministic.
+func uniquePortNames(ports []corev1.ServicePort) {
+	used := map[string]bool{metricsPortName: true}
+	for i := range ports {
+		n := ports[i].Name
+		if n == "" || used[n] {
+			n = fmt.Sprintf("port-%d", ports[i].Port)
+		}
+		for k := 2; used[n]; k++ {
+			n = fmt.Sprintf("port-%d-%d", ports[i].Port, k)
+		}
+		used[n] = true
+		ports[i].Name = n
+	}
 }
 
 // usedReceivers returns the receivers that appear in some pipeline: the

@@ -1,7 +1,11 @@
 package manifests
 
 import (
+	"errors"
+	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,9 +36,9 @@ type AllocatorInput struct {
 type TargetAllocator struct {
 	// Objects are the namespaced objects, owned by the resource.
 	Objects []client.Object
-	// ClusterObjects are the cluster-scoped objects (RBAC for discovery of
-	// prometheus-operator resources across namespaces). A namespaced resource
-	// cannot own them, so they are cleaned up by a finalizer.
+	// ClusterObjects are the objects the resource cannot own: cluster-scoped
+	// RBAC and RBAC in other namespaces (for discovery of prometheus-operator
+	// resources). They carry AnnotationOwner and are cleaned up by a finalizer.
 	ClusterObjects []client.Object
 	// ConfigHash is the hash of the rendered allocator config.
 	ConfigHash string
@@ -69,8 +73,12 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(ns, name, labels),
 		})
-		out.Objects = append(out.Objects, allocatorRBAC(ta, name, labels)...)
-		out.ClusterObjects = allocatorClusterRBAC(ta, name)
+		owned, foreign, err := allocatorRBAC(ta, s, name, labels)
+		if err != nil {
+			return TargetAllocator{}, err
+		}
+		out.Objects = append(out.Objects, owned...)
+		out.ClusterObjects = foreign
 	}
 
 	out.Objects = append(out.Objects, service(ns, name, labels, selector, []corev1.ServicePort{{
@@ -180,8 +188,10 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: sa,
+					SecurityContext:    podSecurityContext(spec.PodSecurityContext),
 					Containers: []corev1.Container{{
 						Name:            TargetAllocatorContainer,
+						SecurityContext: containerSecurityContext(spec.SecurityContext),
 						Image:           image,
 						ImagePullPolicy: spec.ImagePullPolicy,
 						Args:            []string{"--config-file=" + targetAllocatorConfigDir + "/" + TargetAllocatorConfigKey},
@@ -210,59 +220,183 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 
 var readVerbs = []string{"get", "list", "watch"}
 
-// allocatorRBAC grants the allocator what it reads in its own namespace: the
-// collector pods and, with prometheus-operator discovery and no other secret
-// namespaces, the Secrets and ConfigMaps monitors reference.
-func allocatorRBAC(ta *v1alpha1.TargetAllocator, name string, labels map[string]string) []client.Object {
-	rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: readVerbs}}
-	if p := ta.Spec.PrometheusCR; p.Enabled && len(p.SecretNamespaces) == 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: readVerbs})
-	}
-	return []client.Object{
-		&rbacv1.Role{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-			ObjectMeta: meta(ta.Namespace, name, labels),
-			Rules:      rules,
-		},
-		&rbacv1.RoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: meta(ta.Namespace, name, labels),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ta.Namespace}},
-		},
-	}
-}
+// SecretReaderClusterRole is the ClusterRole (config/rbac, installed with the
+// operator) that lets a subject get Secrets and ConfigMaps. The operator binds
+// it with a RoleBinding in each namespace the allocator reads Secrets from, so
+// it never needs to read Secrets itself: RBAC lets it bind a role it may
+// `bind` without holding the role's permissions.
+const SecretReaderClusterRole = "shardwise-targetallocator-secret-reader"
 
-// allocatorClusterRBAC grants what prometheus-operator discovery needs across
-// namespaces: the monitoring resources and namespaces (selected by label), and
-// the objects service discovery watches. It is empty without prometheusCR.
-func allocatorClusterRBAC(ta *v1alpha1.TargetAllocator, saName string) []client.Object {
-	p := ta.Spec.PrometheusCR
-	if !p.Enabled {
-		return nil
-	}
-	rules := []rbacv1.PolicyRule{
+// AnnotationOwner on the objects a TargetAllocator cannot own (cluster-scoped
+// RBAC, Roles in other namespaces) names it as <namespace>/<name>, so a watch
+// can map a change back to it.
+const AnnotationOwner = "opentelemetry.io/shardwise-owner"
+
+// ErrGrantNotAllowed is an allocator that needs permissions outside its own
+// namespace while the operator was not started with --allow-cluster-wide-grants.
+var ErrGrantNotAllowed = errors.New("needs permissions outside its own namespace; the operator grants them only when started with --allow-cluster-wide-grants")
+
+// Rules of the allocator's discovery.
+var (
+	// monitorRules read the prometheus-operator resources and what the
+	// service discovery they generate watches.
+	monitorRules = []rbacv1.PolicyRule{
 		{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "probes", "scrapeconfigs"}, Verbs: readVerbs},
-		{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "endpoints", "pods"}, Verbs: readVerbs},
+		{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: readVerbs},
 		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readVerbs},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: readVerbs},
 	}
-	if len(p.SecretNamespaces) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: readVerbs})
+	// eventRule lets the allocator report a rejected monitor as an event.
+	eventRule = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}}
+	// podRule reads the collector pods.
+	podRule = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: readVerbs}
+	// namespaceRule reads namespaces (names and labels), which the
+	// monitors' namespace selectors match against.
+	namespaceRule = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: readVerbs}
+)
+
+// grants is the RBAC an allocator needs, by namespace.
+type grants struct {
+	// rules are the Role rules per namespace.
+	rules map[string][]rbacv1.PolicyRule
+	// secrets are the namespaces where the allocator gets Secrets and ConfigMaps.
+	secrets []string
+	// cluster are the ClusterRole rules.
+	cluster []rbacv1.PolicyRule
+	// clusterWide says that cluster holds more than namespace reads.
+	clusterWide bool
+}
+
+// allocatorGrants computes what the allocator of ta reads, and where:
+//   - its own namespace: the collector pods, and events it writes;
+//   - with prometheusCR: namespaces (cluster-scoped, for the namespace
+//     selectors); the monitors and the objects their service discovery
+//     watches in each allowNamespaces entry, or in every namespace without
+//     allowNamespaces; Secrets and ConfigMaps (get only) in each
+//     secretNamespaces entry, or, without it, in its own namespace and each
+//     allowNamespaces entry (where the monitors that reference them live).
+func allocatorGrants(ta *v1alpha1.TargetAllocator) grants {
+	own := ta.Namespace
+	g := grants{rules: map[string][]rbacv1.PolicyRule{own: {podRule, eventRule}}}
+	p := ta.Spec.PrometheusCR
+	if !p.Enabled {
+		return g
 	}
-	name := ClusterRoleName(ta.Namespace, ta.Name)
-	labels := Labels(ta.Namespace, ta.Name, ComponentTargetAllocator, TargetAllocatorName(ta.Name))
-	return []client.Object{
-		&rbacv1.ClusterRole{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Rules:      rules,
-		},
-		&rbacv1.ClusterRoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: ta.Namespace}},
-		},
+	g.cluster = []rbacv1.PolicyRule{namespaceRule}
+	if len(p.AllowNamespaces) == 0 {
+		g.cluster = append(g.cluster, monitorRules...)
+		g.cluster = append(g.cluster, eventRule)
+		g.clusterWide = true
 	}
+	for _, ns := range p.AllowNamespaces {
+		if ns == own {
+			g.rules[own] = append(g.rules[own], monitorRules...)
+			continue
+		}
+		g.rules[ns] = append(append([]rbacv1.PolicyRule{}, monitorRules...), eventRule)
+	}
+	g.secrets = p.SecretNamespaces
+	if len(g.secrets) == 0 {
+		g.secrets = append([]string{own}, p.AllowNamespaces...)
+	}
+	slices.Sort(g.secrets)
+	g.secrets = slices.Compact(g.secrets)
+	return g
+}
+
+// foreign returns the namespaces other than the allocator's own in which g
+// grants something, sorted, and "*" first when g grants cluster-wide.
+func (g grants) foreign(own string) []string {
+	var out []string
+	for ns := range g.rules {
+		if ns != own {
+			out = append(out, ns)
+		}
+	}
+	for _, ns := range g.secrets {
+		if ns != own {
+			out = append(out, ns)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if g.clusterWide {
+		out = append([]string{"*"}, out...)
+	}
+	return out
+}
+
+// allocatorRBAC returns the allocator's RBAC: owned objects in its own
+// namespace, and the objects it cannot own (cluster-scoped, or in another
+// namespace), labelled and annotated with AnnotationOwner. Without
+// s.AllowClusterWideGrants, an allocator that needs anything outside its own
+// namespace gets ErrGrantNotAllowed instead.
+func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labels map[string]string) (owned, foreign []client.Object, err error) {
+	own := ta.Namespace
+	g := allocatorGrants(ta)
+	if f := g.foreign(own); len(f) > 0 && !s.AllowClusterWideGrants {
+		where := strings.Join(f, ", ")
+		if f[0] == "*" {
+			where = "every namespace (prometheusCR without allowNamespaces)"
+			if len(f) > 1 {
+				where += ", " + strings.Join(f[1:], ", ")
+			}
+		}
+		return nil, nil, fmt.Errorf("target allocator %s/%s %w: %s", own, ta.Name, ErrGrantNotAllowed, where)
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: own}}
+	ownName := TargetAllocatorName(ta.Name)
+	foreignName := ClusterRoleName(own, ta.Name)
+	foreignMeta := func(ns, name string) metav1.ObjectMeta {
+		m := meta(ns, name, labels)
+		m.Annotations = map[string]string{AnnotationOwner: own + "/" + ta.Name}
+		return m
+	}
+	add := func(ns string, objs ...client.Object) {
+		if ns == own {
+			owned = append(owned, objs...)
+		} else {
+			foreign = append(foreign, objs...)
+		}
+	}
+	nsMeta := func(ns, suffix string) metav1.ObjectMeta {
+		if ns == own {
+			return meta(ns, dnsName(ownName, suffix), labels)
+		}
+		return foreignMeta(ns, dnsName(foreignName, suffix))
+	}
+	for _, ns := range slices.Sorted(maps.Keys(g.rules)) {
+		m := nsMeta(ns, "")
+		add(ns,
+			&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: m, Rules: g.rules[ns]},
+			&rbacv1.RoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: *m.DeepCopy(),
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: m.Name},
+				Subjects:   subjects,
+			})
+	}
+	for _, ns := range g.secrets {
+		add(ns, &rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: nsMeta(ns, "-secrets"),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SecretReaderClusterRole},
+			Subjects:   subjects,
+		})
+	}
+	if len(g.cluster) > 0 {
+		foreign = append(foreign,
+			&rbacv1.ClusterRole{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+				ObjectMeta: foreignMeta("", foreignName),
+				Rules:      g.cluster,
+			},
+			&rbacv1.ClusterRoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+				ObjectMeta: foreignMeta("", foreignName),
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: foreignName},
+				Subjects:   subjects,
+			})
+	}
+	return owned, foreign, nil
 }

@@ -1,0 +1,38 @@
+package controller
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shardwise/shardwise/internal/manifests"
+)
+
+// CacheByObject restricts the manager's informers for the kinds the
+// reconcilers own to the objects the operator built (label
+// app.kubernetes.io/managed-by=shardwise-operator), so the operator does not
+// hold every ConfigMap, Service and StatefulSet of the cluster in memory. Use
+// it as cache.Options.ByObject.
+//
+// Only kinds that no other part of the operator reads unfiltered are listed.
+// Deployments are not: the pod webhook resolves a pod's owner chain
+// (ReplicaSet, then the user's Deployment) through the cache. Whoever adds a
+// reader of a listed kind that needs objects the operator did not build must
+// either read it with the manager's API reader (mgr.GetAPIReader()) or remove
+// the kind here; Pods, ReplicaSets and Namespaces are deliberately absent.
+func CacheByObject() map[client.Object]cache.ByObject {
+	owned := labels.SelectorFromSet(labels.Set{manifests.LabelManagedBy: manifests.ManagedBy})
+	out := map[client.Object]cache.ByObject{}
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{}, &corev1.Service{}, &corev1.ServiceAccount{},
+		&appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
+		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{},
+	} {
+		out[o] = cache.ByObject{Label: owned}
+	}
+	return out
+}
