@@ -29,7 +29,7 @@ func TestTruncate(t *testing.T) {
 		{"short", "abc", 63, "abc"},
 		{"exact", strings.Repeat("b", 63), 63, strings.Repeat("b", 63)},
 		{"long", long, 63, strings.Repeat("a", 54) + "-" + manifests.Hash(long)[:8]},
-		{"trailing dash trimmed", strings.Repeat("c", 53) + "-.-xxxxxxxxxxxx", 63, strings.Repeat("c", 53) + "-" + manifests.Hash(strings.Repeat("c", 53)+"-.-xxxxxxxxxxxx")[:8]},
+		{"trailing dash trimmed", strings.Repeat("c", 53) + "-.-xxxxxxxxxxxx", 63, strings.Repeat("c", 53) + "-" + manifests.Hash(strings.Repeat("c", 53) + "-.-xxxxxxxxxxxx")[:8]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,232 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/shardwise/shardwise/internal/controller"
+	"github.com/shardwise/shardwise/internal/manifests"
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// managerOptions configure startWith.
+type managerOptions struct {
+	// namespaces are created and cached; the first is the test's.
+	namespaces []string
+	// config is the rest config the manager uses (another identity); nil
+	// means the admin's.
+	config *rest.Config
+	// settings of the reconcilers; zero means the package's settings.
+	settings *manifests.Settings
+	// wrap wraps the manager's client before the reconcilers get it.
+	wrap func(client.Client) client.Client
+	// restrictCache uses controller.CacheByObject, as cmd/operator does.
+	restrictCache bool
+}
+
+// startWith is start with options: several namespaces, another identity,
+// other settings, a wrapped client.
+func startWith(t *testing.T, o managerOptions) harness {
+	t.Helper()
+	cfg := testenv.Require(t, env)
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	namespaces := map[string]cache.Config{}
+	for _, ns := range o.namespaces {
+		err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if err != nil && !isAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+		namespaces[ns] = cache.Config{}
+	}
+	mgrCfg := cfg
+	if o.config != nil {
+		mgrCfg = o.config
+	}
+	copts := cache.Options{DefaultNamespaces: namespaces}
+	if o.restrictCache {
+		copts.ByObject = controller.CacheByObject()
+	}
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  copts,
+	})
+	require.NoError(t, err)
+	s := settings
+	if o.settings != nil {
+		s = *o.settings
+	}
+	mc := mgr.GetClient()
+	if o.wrap != nil {
+		mc = o.wrap(mc)
+	}
+	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
+	rec := mgr.GetEventRecorder("shardwise-operator")
+	require.NoError(t, (&controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, opts))
+	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, opts))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return harness{client: c, scheme: scheme}
+}
+
+func isAlreadyExists(err error) bool {
+	var s interface{ Status() metav1.Status }
+	return errors.As(err, &s) && s.Status().Reason == metav1.StatusReasonAlreadyExists
+}
+
+// withWatch adapts a client.Client to the interceptor's client.WithWatch.
+type withWatch struct{ client.Client }
+
+func (withWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("watch not supported")
+}
+
+// writeLog records the writes a client makes, by kind and name, and can fail
+// the k-th write.
+type writeLog struct {
+	mu     sync.Mutex // guards writes
+	writes []string
+	// failAt makes the write with this 1-based index fail; 0 never.
+	failAt atomic.Int64
+	count  atomic.Int64
+}
+
+var errInjected = errors.New("injected fault: the operator stops here")
+
+func (l *writeLog) record(op string, obj any) error {
+	n := l.count.Add(1)
+	desc := op + " " + describe(obj)
+	l.mu.Lock()
+	l.writes = append(l.writes, desc)
+	l.mu.Unlock()
+	if k := l.failAt.Load(); k > 0 && n == k {
+		return fmt.Errorf("%w (write %d: %s)", errInjected, n, desc)
+	}
+	return nil
+}
+
+func describe(obj any) string {
+	switch o := obj.(type) {
+	case client.Object:
+		return fmt.Sprintf("%T %s", o, o.GetName())
+	case interface {
+		GetKind() string
+		GetName() string
+	}:
+		return o.GetKind() + " " + o.GetName()
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+func (l *writeLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.writes...)
+}
+
+func (l *writeLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes = nil
+	l.count.Store(0)
+}
+
+// wrap returns c with every write recorded in l (and failed if l says so).
+func (l *writeLog) wrap(c client.Client) client.Client {
+	return interceptor.NewClient(withWatch{c}, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := l.record("create", obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := l.record("update", obj); err != nil {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if err := l.record("patch", obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, p, opts...)
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			if err := l.record("apply", obj); err != nil {
+				return err
+			}
+			return c.Apply(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if err := l.record("delete", obj); err != nil {
+				return err
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if err := l.record(sub+"-update", obj); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := l.record(sub+"-patch", obj); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+}
+
+// cacheClient starts a cache restricted as cmd/operator's is, to namespace
+// ns, until the test ends, and returns it as a reader.
+func cacheClient(t *testing.T, cfg *rest.Config, ns string) (client.Reader, error) {
+	t.Helper()
+	scheme, err := controller.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: controller.CacheByObject(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	if !c.WaitForCacheSync(t.Context()) {
+		return nil, errors.New("cache did not sync")
+	}
+	return c, nil
+}
