@@ -246,9 +246,7 @@ func TestCacheHoldsOnlyOwnObjects(t *testing.T) {
 	t.Parallel()
 	ns := "restricted-cache"
 	var log writeLog
-	h := startWith(t, managerOptions{namespaces: []string{ns}, restrictCache: true, wrap: func(c client.Client) client.Client {
-		return log.wrap(c)
-	}})
+	h := startWith(t, managerOptions{namespaces: []string{ns}, restrictCache: true, wrap: log.wrap})
 	ctx := t.Context()
 	require.NoError(t, h.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-ours"}}))
 	_, err := h.createYAML(t, ns, upstreamExample)
@@ -272,4 +270,67 @@ func TestCacheHoldsOnlyOwnObjects(t *testing.T) {
 		require.Equal(t, manifests.ManagedBy, cm.Labels[manifests.LabelManagedBy], "cached %s", cm.Name)
 	}
 	require.False(t, slices.ContainsFunc(cms.Items, func(cm corev1.ConfigMap) bool { return cm.Name == "not-ours" }))
+}
+
+// TestInvalidAllocatorConfigKeepsLastGood: a TargetAllocator whose rendered
+// config the allocator's own parser refuses (two jobs of one name) reports
+// Ready=False with the parser's message and a Warning event, and its objects
+// stay as they were.
+func TestInvalidAllocatorConfigKeepsLastGood(t *testing.T) {
+	t.Parallel()
+	ns := "invalid-allocator-config"
+	h := start(t, ns)
+	ctx := t.Context()
+	_, err := h.createYAML(t, ns, `
+apiVersion: opentelemetry.io/v1alpha1
+kind: TargetAllocator
+metadata: {name: jobs}
+spec:
+  scrapeConfigs:
+  - job_name: a
+    static_configs: [{targets: ["a:1"]}]
+`)
+	require.NoError(t, err)
+	ready := func(want metav1.ConditionStatus) *v1alpha1.TargetAllocator {
+		var ta v1alpha1.TargetAllocator
+		eventually(t, waitFor, func() error {
+			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "jobs"}, &ta); err != nil {
+				return err
+			}
+			c, err := readyCondition(ta.Status.Conditions, ta.Generation)
+			if err != nil {
+				return err
+			}
+			if c.Status != want {
+				return fmt.Errorf("Ready=%s, want %s", c.Status, want)
+			}
+			return nil
+		})
+		return &ta
+	}
+	ta := ready(metav1.ConditionTrue)
+	var cm corev1.ConfigMap
+	h.get(t, ns, "jobs-targetallocator", &cm)
+
+	ta.Spec.ScrapeConfigs = append(ta.Spec.ScrapeConfigs, ta.Spec.ScrapeConfigs[0])
+	require.NoError(t, h.client.Update(ctx, ta))
+	ta = ready(metav1.ConditionFalse)
+	cond := meta.FindStatusCondition(ta.Status.Conditions, "Ready")
+	require.Equal(t, "InvalidConfig", cond.Reason)
+	require.Contains(t, cond.Message, `multiple scrape configs with job name "a"`)
+	var after corev1.ConfigMap
+	h.get(t, ns, "jobs-targetallocator", &after)
+	require.Equal(t, cm.Data, after.Data, "the last good config stays")
+	eventually(t, waitFor, func() error {
+		var list eventsv1.EventList
+		if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "jobs" && e.Type == "Warning" && e.Reason == "InvalidConfig" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning event yet")
+	})
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/discovery"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
 
@@ -147,6 +148,9 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 		return reconcile.Result{}, err
 	}
 	desired, err := manifests.BuildTargetAllocator(in, r.Settings)
+	if err == nil {
+		err = validateAllocatorConfig(desired)
+	}
 	if err != nil {
 		reason := ReasonInvalidConfig
 		if errors.Is(err, manifests.ErrGrantNotAllowed) {
@@ -250,6 +254,28 @@ func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.Targ
 	}
 	if len(desired.ClusterObjects) == 0 {
 		return r.setFinalizer(ctx, ta, false)
+	}
+	return nil
+}
+
+// validateAllocatorConfig parses the rendered targetallocator.yaml with the
+// allocator's own parser (package discovery, which reads every key but the
+// allocator's listen and strategy settings, which the schema validates), so
+// a config the allocator would refuse (duplicate job names, a broken scrape
+// config) is reported here, and the last good objects stay.
+func validateAllocatorConfig(desired manifests.TargetAllocator) error {
+	for _, o := range desired.Objects {
+		cm, ok := o.(*corev1.ConfigMap)
+		if !ok {
+			continue
+		}
+		rendered, ok := cm.Data[manifests.TargetAllocatorConfigKey]
+		if !ok {
+			continue
+		}
+		if _, err := discovery.ParseConfig([]byte(rendered)); err != nil {
+			return fmt.Errorf("the allocator would refuse its config: %w", err)
+		}
 	}
 	return nil
 }
