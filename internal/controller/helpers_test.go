@@ -113,7 +113,8 @@ func (withWatch) Watch(context.Context, client.ObjectList, ...client.ListOption)
 type writeLog struct {
 	mu     sync.Mutex // guards writes
 	writes []string
-	// failAt makes the write with this 1-based index fail; 0 never.
+	// failAt makes the write with this 1-based index and every later one
+	// fail, as if the process had died there; 0 never.
 	failAt atomic.Int64
 	count  atomic.Int64
 }
@@ -126,7 +127,7 @@ func (l *writeLog) record(op string, obj any) error {
 	l.mu.Lock()
 	l.writes = append(l.writes, desc)
 	l.mu.Unlock()
-	if k := l.failAt.Load(); k > 0 && n == k {
+	if k := l.failAt.Load(); k > 0 && n >= k {
 		return fmt.Errorf("%w (write %d: %s)", errInjected, n, desc)
 	}
 	return nil
