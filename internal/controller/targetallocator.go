@@ -206,7 +206,9 @@ func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.Targ
 	}
 	slices.SortFunc(list.Items, func(a, b v1beta1.OpenTelemetryCollector) int { return strings.Compare(a.Name, b.Name) })
 	for _, c := range list.Items {
-		if !c.Spec.TargetAllocator.Enabled {
+		// The same choice as CollectorReconciler.firstCollectorOf, which
+		// tells the others.
+		if !c.Spec.TargetAllocator.Enabled || !c.DeletionTimestamp.IsZero() {
 			continue
 		}
 		in.CollectorSelector = manifests.SelectorLabels(c.Namespace, c.Name, manifests.ComponentCollector)
