@@ -193,3 +193,53 @@ spec:
 		})
 	}
 }
+
+// TestSecretReaderRoleMissingIsReported: an allocator bound to the secret
+// reader ClusterRole while the role is not installed reports it (Ready=False
+// and a Warning event), and is Ready once the role is installed. Not parallel:
+// it removes the cluster-wide role the other tests install.
+func TestSecretReaderRoleMissingIsReported(t *testing.T) {
+	ns := "secret-reader-missing"
+	h := start(t, ns)
+	ctx := t.Context()
+	err := h.client.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "shardwise-targetallocator-secret-reader"}})
+	require.NoError(t, client.IgnoreNotFound(err))
+	_, err = h.createYAML(t, ns, "apiVersion: opentelemetry.io/v1alpha1\nkind: TargetAllocator\nmetadata: {name: r}\nspec: {prometheusCR: {enabled: true, allowNamespaces: ["+ns+"]}}\n")
+	require.NoError(t, err)
+	ready := func(want metav1.ConditionStatus) *metav1.Condition {
+		var cond *metav1.Condition
+		eventually(t, waitFor, func() error {
+			var ta v1alpha1.TargetAllocator
+			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "r"}, &ta); err != nil {
+				return err
+			}
+			c, err := readyCondition(ta.Status.Conditions, ta.Generation)
+			if err != nil {
+				return err
+			}
+			if c.Status != want {
+				return fmt.Errorf("Ready=%s (%s), want %s", c.Status, c.Reason, want)
+			}
+			cond = c
+			return nil
+		})
+		return cond
+	}
+	cond := ready(metav1.ConditionFalse)
+	require.Equal(t, "SecretReaderRoleMissing", cond.Reason)
+	require.Contains(t, cond.Message, "targetallocator_secret_reader.yaml")
+	eventually(t, waitFor, func() error {
+		var list eventsv1.EventList
+		if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "r" && e.Type == "Warning" && e.Reason == "SecretReaderRoleMissing" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning event yet")
+	})
+	installRBAC(t, h, "targetallocator_secret_reader.yaml", "")
+	ready(metav1.ConditionTrue)
+}

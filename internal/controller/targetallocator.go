@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,6 +99,7 @@ func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		// The objects it cannot own are watched through AnnotationOwner, so a
 		// deleted or edited ClusterRoleBinding is put back.
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(r.secretReaderUsers)).
 		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
@@ -183,9 +187,68 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 			ta.Status.Version = imageVersion(ta.Status.Image)
 		}
 	}
-	setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+	missing, err := r.secretReaderMissing(ctx, desired)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	var result reconcile.Result
+	if missing != "" {
+		if cond := meta.FindStatusCondition(ta.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonSecretReaderMissing {
+			r.event(&ta, corev1.EventTypeWarning, ReasonSecretReaderMissing, errors.New(missing))
+		}
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonSecretReaderMissing, missing)
+		result.RequeueAfter = time.Minute
+	} else {
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+	}
 	ta.Status.ObservedGeneration = ta.Generation
-	return reconcile.Result{}, r.updateStatus(ctx, &ta, before)
+	return result, r.updateStatus(ctx, &ta, before)
+}
+
+// ReasonSecretReaderMissing is the Ready reason of an allocator bound to the
+// secret reader ClusterRole while that role is not installed.
+const ReasonSecretReaderMissing = "SecretReaderRoleMissing"
+
+// secretReaderMissing says why the allocator cannot read Secrets although
+// it is bound to manifests.SecretReaderClusterRole: the role, installed with
+// the operator (config/rbac), does not exist. "" when it exists or is unused.
+func (r *TargetAllocatorReconciler) secretReaderMissing(ctx context.Context, desired manifests.TargetAllocator) (string, error) {
+	used := false
+	for _, o := range append(append([]client.Object{}, desired.Objects...), desired.ClusterObjects...) {
+		if rb, ok := o.(*rbacv1.RoleBinding); ok && rb.RoleRef.Kind == "ClusterRole" && rb.RoleRef.Name == manifests.SecretReaderClusterRole {
+			used = true
+		}
+	}
+	if !used {
+		return "", nil
+	}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: manifests.SecretReaderClusterRole}, &rbacv1.ClusterRole{})
+	switch {
+	case err == nil:
+		return "", nil
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("ClusterRole %s is not installed (config/rbac/targetallocator_secret_reader.yaml, labelled %s=%s): the allocator cannot read the Secrets and ConfigMaps its monitors reference",
+			manifests.SecretReaderClusterRole, manifests.LabelManagedBy, manifests.ManagedBy), nil
+	default:
+		return "", fmt.Errorf("read ClusterRole %s: %w", manifests.SecretReaderClusterRole, err)
+	}
+}
+
+// secretReaderUsers maps the secret reader ClusterRole to every
+// TargetAllocator, so its installation clears their condition at once.
+func (r *TargetAllocatorReconciler) secretReaderUsers(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetName() != manifests.SecretReaderClusterRole {
+		return nil
+	}
+	var list v1alpha1.TargetAllocatorList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, ta := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ta)})
+	}
+	return out
 }
 
 // input finds the collector the allocator serves: its owner, or else the
