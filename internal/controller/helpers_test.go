@@ -231,3 +231,22 @@ func cacheClient(t *testing.T, cfg *rest.Config, ns string) (client.Reader, erro
 	}
 	return c, nil
 }
+
+// quiet waits until l has recorded no write for ten polls in a row (a
+// second), so that reconciles queued earlier are done.
+func quiet(t *testing.T, l *writeLog) {
+	t.Helper()
+	n, stable := -1, 0
+	eventually(t, waitFor, func() error {
+		m := len(l.snapshot())
+		if m == n {
+			stable++
+		} else {
+			n, stable = m, 0
+		}
+		if stable >= 10 {
+			return nil
+		}
+		return fmt.Errorf("writes still coming (%d)", m)
+	})
+}

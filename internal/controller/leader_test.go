@@ -146,19 +146,7 @@ func TestLeaderKilledMidReconcile(t *testing.T) {
 	h.waitReady(t, ns, "collector-with-ta", metav1.ConditionTrue)
 
 	// A user fights the operator over a field it owns.
-	settle := func() int {
-		n := -1
-		eventually(t, waitFor, func() error {
-			m := len(b.log.snapshot())
-			if m == n {
-				return nil
-			}
-			n = m
-			time.Sleep(500 * time.Millisecond)
-			return fmt.Errorf("still writing")
-		})
-		return n
-	}
+	settle := func() { quiet(t, b.log) }
 	settle()
 	b.log.reset()
 	svcWrites := func() int {

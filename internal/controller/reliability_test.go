@@ -130,17 +130,7 @@ func TestStatusOnlyChangeWritesNothing(t *testing.T) {
 		return err
 	})
 	// Let the reconciles the creation queued settle, then count.
-	settle := func() {
-		n := -1
-		eventually(t, waitFor, func() error {
-			m := len(log.snapshot())
-			if m == n {
-				return nil
-			}
-			n = m
-			return fmt.Errorf("still writing")
-		})
-	}
+	settle := func() { quiet(t, &log) }
 	settle()
 	log.reset()
 	for i := range 3 {
