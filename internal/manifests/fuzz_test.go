@@ -3,6 +3,7 @@ package manifests_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -12,7 +13,7 @@ import (
 
 // FuzzBuildCollector decodes arbitrary bytes as an OpenTelemetryCollector and
 // builds its objects and those of its TargetAllocator: bad input is an error,
-// never a panic.
+// never a panic, and a build is a pure function of its input.
 func FuzzBuildCollector(f *testing.F) {
 	f.Add([]byte(upstreamExample))
 	f.Add([]byte(`{"spec":{"mode":"statefulset","config":{"receivers":{"prometheus":null}}}}`))
@@ -24,9 +25,12 @@ func FuzzBuildCollector(f *testing.F) {
 			return
 		}
 		built, err := manifests.BuildCollector(&c, settings)
+		again, errAgain := manifests.BuildCollector(&c, settings)
+		require.Equal(t, err, errAgain)
 		if err != nil {
 			return
 		}
+		require.Equal(t, built, again, "same input, same objects")
 		for _, o := range built.Objects {
 			ta, ok := o.(*v1alpha1.TargetAllocator)
 			if !ok {
