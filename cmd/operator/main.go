@@ -33,6 +33,7 @@ type options struct {
 	targetAllocatorImage string
 	watchNamespace       string
 	concurrency          int
+	webhook              webhookOptions
 }
 
 func parseFlags(args []string) (options, error) {
@@ -45,11 +46,15 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", "ghcr.io/shardwise/allocator:latest", "Allocator image (cmd/allocator) for resources that name none.")
 	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Reconcile only this namespace; empty means all.")
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
+	o.webhook.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.concurrency < 1 {
 		return o, errors.New("--max-concurrent-reconciles must be at least 1")
+	}
+	if err := o.webhook.validate(); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -83,6 +88,7 @@ func serve(ctx context.Context, o options) error {
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "shardwise-operator.opentelemetry.io",
+		WebhookServer:          o.webhook.server(),
 	}
 	if o.watchNamespace != "" {
 		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.watchNamespace: {}}}
@@ -99,6 +105,9 @@ func serve(ctx context.Context, o options) error {
 	}
 	if err := (&ctrlpkg.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
 		return fmt.Errorf("set up target allocator reconciler: %w", err)
+	}
+	if err := setupWebhooks(mgr, o.webhook); err != nil {
+		return fmt.Errorf("set up webhooks: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

@@ -124,7 +124,7 @@ func DefaultSettings() Settings {
 			DotNet: DefaultDotNetImage, Go: DefaultGoImage, ApacheHttpd: DefaultApacheHttpdImage, Nginx: DefaultApacheHttpdImage,
 		},
 		Enabled: map[Language]bool{
-			Java: true, NodeJS: true, Python: true, DotNet: true, ApacheHttpd: true, SDK: true,
+			Java: true, NodeJS: true, Python: true, DotNet: true, ApacheHttpd: true, SDK: true, Go: false, Nginx: false,
 		},
 		MultiInstrumentation: true,
 	}

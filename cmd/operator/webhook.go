@@ -1,0 +1,108 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/shardwise/shardwise/internal/instrumentation"
+	webhookpkg "github.com/shardwise/shardwise/internal/webhook"
+)
+
+// webhookOptions are the admission webhook's and auto-instrumentation's flags.
+type webhookOptions struct {
+	enabled bool
+	port    int
+	certDir string
+	// images are the default agent images per language.
+	images map[instrumentation.Language]*string
+	// enabledLanguages are the --enable-<language>-instrumentation flags.
+	enabledLanguages map[instrumentation.Language]*bool
+	multi            bool
+}
+
+// defaultCertDir is controller-runtime's default serving certificate directory.
+var defaultCertDir = filepath.Join("/tmp", "k8s-webhook-server", "serving-certs")
+
+func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
+	defaults := instrumentation.DefaultSettings()
+	fs.BoolVar(&w.enabled, "enable-webhooks", true, "Serve the admission webhooks (pod auto-instrumentation); false runs the reconcilers alone.")
+	fs.IntVar(&w.port, "webhook-port", 9443, "Port of the webhook server.")
+	fs.StringVar(&w.certDir, "webhook-cert-dir", defaultCertDir, "Directory holding the webhook server's tls.crt and tls.key.")
+	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
+	w.images = map[instrumentation.Language]*string{}
+	w.enabledLanguages = map[instrumentation.Language]*bool{}
+	for _, l := range instrumentation.Languages {
+		if l == instrumentation.SDK {
+			continue
+		}
+		w.images[l] = fs.String("auto-instrumentation-"+string(l)+"-image", defaults.Images[l], fmt.Sprintf("Default %s auto-instrumentation image, for Instrumentations that name none.", l))
+		help := fmt.Sprintf("Inject %s auto-instrumentation.", l)
+		switch l {
+		case instrumentation.Go:
+			help += " Off by default: the Go agent runs as a privileged sidecar."
+		case instrumentation.ApacheHttpd, instrumentation.Nginx:
+			help += " Not implemented yet: pods asking for it get a Warning event."
+		}
+		w.enabledLanguages[l] = fs.Bool("enable-"+string(l)+"-instrumentation", defaults.Enabled[l], help)
+	}
+}
+
+// settings are the mutator's settings from the flags.
+func (w *webhookOptions) settings() instrumentation.Settings {
+	s := instrumentation.Settings{Images: map[instrumentation.Language]string{}, Enabled: map[instrumentation.Language]bool{instrumentation.SDK: true}, MultiInstrumentation: w.multi}
+	for l, v := range w.images {
+		s.Images[l] = *v
+	}
+	for l, v := range w.enabledLanguages {
+		s.Enabled[l] = *v
+	}
+	return s
+}
+
+func (w *webhookOptions) validate() error {
+	if w.port <= 0 || w.port > 65535 {
+		return fmt.Errorf("--webhook-port %d is not a port", w.port)
+	}
+	for l, img := range w.images {
+		if strings.TrimSpace(*img) == "" {
+			return fmt.Errorf("--auto-instrumentation-%s-image must not be empty", l)
+		}
+	}
+	return nil
+}
+
+// server is the webhook server for the manager's options.
+func (w *webhookOptions) server() webhook.Server {
+	return webhook.NewServer(webhook.Options{Port: w.port, CertDir: w.certDir})
+}
+
+// setupWebhooks registers the pod webhook and the readiness checks that keep
+// the operator unready until it serves TLS with a loadable certificate.
+func setupWebhooks(mgr manager.Manager, w webhookOptions) error {
+	if !w.enabled {
+		mgr.GetLogger().Info("webhooks disabled (--enable-webhooks=false): pods are not auto-instrumented")
+		return nil
+	}
+	m, err := webhookpkg.NewMetrics(metrics.Registry)
+	if err != nil {
+		return err
+	}
+	inst := &webhookpkg.InstrumentationMutator{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Settings: w.settings(), Metrics: m}
+	handler := webhookpkg.NewPodHandler(mgr.GetScheme(), mgr.GetClient(), mgr.GetEventRecorder("shardwise-pod-webhook"), inst)
+	srv := mgr.GetWebhookServer()
+	srv.Register(webhookpkg.PodPath, &admission.Webhook{Handler: handler})
+	if err := mgr.AddReadyzCheck("webhook-certificate", webhookpkg.CertChecker(w.certDir, "", "", nil)); err != nil {
+		return fmt.Errorf("add webhook certificate check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", srv.StartedChecker()); err != nil {
+		return fmt.Errorf("add webhook server check: %w", err)
+	}
+	return nil
+}
