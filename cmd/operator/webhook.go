@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/shardwise/shardwise/internal/instrumentation"
 	webhookpkg "github.com/shardwise/shardwise/internal/webhook"
@@ -83,26 +82,11 @@ func (w *webhookOptions) server() webhook.Server {
 	return webhook.NewServer(webhook.Options{Port: w.port, CertDir: w.certDir})
 }
 
-// setupWebhooks registers the pod webhook and the readiness checks that keep
-// the operator unready until it serves TLS with a loadable certificate.
+// setupWebhooks registers the pod webhook, unless webhooks are disabled.
 func setupWebhooks(mgr manager.Manager, w webhookOptions) error {
 	if !w.enabled {
 		mgr.GetLogger().Info("webhooks disabled (--enable-webhooks=false): pods are not auto-instrumented")
 		return nil
 	}
-	m, err := webhookpkg.NewMetrics(metrics.Registry)
-	if err != nil {
-		return err
-	}
-	inst := &webhookpkg.InstrumentationMutator{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Settings: w.settings(), Metrics: m}
-	handler := webhookpkg.NewPodHandler(mgr.GetScheme(), mgr.GetClient(), mgr.GetEventRecorder("shardwise-pod-webhook"), inst)
-	srv := mgr.GetWebhookServer()
-	srv.Register(webhookpkg.PodPath, &admission.Webhook{Handler: handler})
-	if err := mgr.AddReadyzCheck("webhook-certificate", webhookpkg.CertChecker(w.certDir, "", "", nil)); err != nil {
-		return fmt.Errorf("add webhook certificate check: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("webhook-server", srv.StartedChecker()); err != nil {
-		return fmt.Errorf("add webhook server check: %w", err)
-	}
-	return nil
+	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir)
 }
