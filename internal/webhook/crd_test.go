@@ -33,7 +33,7 @@ func TestInstrumentationCRDAcceptsUpstreamManifests(t *testing.T) {
 			u := &unstructured.Unstructured{}
 			require.NoError(t, yaml.Unmarshal(raw, &u.Object))
 			u.SetNamespace("crd-upstream")
-			u.SetName(u.GetName() + "-" + filepath.Base(f)[len("instrumentation-") : len(filepath.Base(f))-len(".yaml")])
+			u.SetName(u.GetName() + "-" + filepath.Base(f)[len("instrumentation-"):len(filepath.Base(f))-len(".yaml")])
 			require.NoError(t, c.Create(t.Context(), u))
 			got := &v1alpha1.Instrumentation{}
 			require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(u), got))
