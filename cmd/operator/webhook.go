@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -24,6 +25,9 @@ type webhookOptions struct {
 	// enabledLanguages are the --enable-<language>-instrumentation flags.
 	enabledLanguages map[instrumentation.Language]*bool
 	multi            bool
+	// certManagement is cert-manager, self or none.
+	certManagement string
+	selfTLS        webhookpkg.SelfManagedTLS
 }
 
 // defaultCertDir is controller-runtime's default serving certificate directory.
@@ -34,6 +38,15 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&w.enabled, "enable-webhooks", true, "Serve the admission webhooks (pod auto-instrumentation); false runs the reconcilers alone.")
 	fs.IntVar(&w.port, "webhook-port", 9443, "Port of the webhook server.")
 	fs.StringVar(&w.certDir, "webhook-cert-dir", defaultCertDir, "Directory holding the webhook server's tls.crt and tls.key.")
+	fs.StringVar(&w.certManagement, "webhook-cert-management", "cert-manager", "Who provides the webhook's serving certificate in --webhook-cert-dir: cert-manager (config/default), self (the operator generates, rotates and injects it, config/self-managed-tls) or none (you do).")
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "shardwise-system"
+	}
+	fs.StringVar(&w.selfTLS.Secret.Namespace, "webhook-namespace", ns, "Namespace of the webhook Service and certificate Secret (self-managed certificate); default $POD_NAMESPACE.")
+	fs.StringVar(&w.selfTLS.Secret.Name, "webhook-secret-name", "shardwise-webhook-server-cert", "Secret holding the self-managed certificate, mounted at --webhook-cert-dir.")
+	fs.StringVar(&w.selfTLS.Service, "webhook-service-name", "shardwise-webhook-service", "Webhook Service the self-managed certificate is issued for.")
+	fs.StringVar(&w.selfTLS.MutatingWebhookConfiguration, "webhook-configuration-name", "shardwise-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the operator keeps (self-managed certificate).")
 	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
 	w.images = map[instrumentation.Language]*string{}
 	w.enabledLanguages = map[instrumentation.Language]*bool{}
@@ -66,6 +79,11 @@ func (w *webhookOptions) settings() instrumentation.Settings {
 }
 
 func (w *webhookOptions) validate() error {
+	switch w.certManagement {
+	case "cert-manager", "self", "none":
+	default:
+		return fmt.Errorf("--webhook-cert-management=%q: want cert-manager, self or none", w.certManagement)
+	}
 	if w.port <= 0 || w.port > 65535 {
 		return fmt.Errorf("--webhook-port %d is not a port", w.port)
 	}
@@ -88,5 +106,14 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions) error {
 		mgr.GetLogger().Info("webhooks disabled (--enable-webhooks=false): pods are not auto-instrumented")
 		return nil
 	}
-	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir)
+	var gate <-chan struct{}
+	if w.certManagement == "self" {
+		tls := w.selfTLS
+		tls.CertDir = w.certDir
+		var err error
+		if gate, err = webhookpkg.AddCertRotator(mgr, tls); err != nil {
+			return err
+		}
+	}
+	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir, gate)
 }

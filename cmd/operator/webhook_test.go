@@ -21,6 +21,7 @@ func TestWebhookFlags(t *testing.T) {
 			require.Equal(t, 9443, o.webhook.port)
 			require.Equal(t, "/tmp/k8s-webhook-server/serving-certs", o.webhook.certDir)
 			require.Equal(t, instrumentation.DefaultSettings(), o.webhook.settings())
+			require.Equal(t, "cert-manager", o.webhook.certManagement)
 		}},
 		{name: "languages and images", args: []string{
 			"--enable-go-instrumentation", "--enable-nginx-instrumentation", "--enable-java-instrumentation=false",
@@ -39,6 +40,14 @@ func TestWebhookFlags(t *testing.T) {
 			require.Equal(t, "/certs", o.webhook.certDir)
 			require.False(t, o.webhook.enabled)
 		}},
+		{name: "self-managed certificate", args: []string{"--webhook-cert-management=self", "--webhook-namespace=obs", "--webhook-secret-name=s"}, check: func(t *testing.T, o options) {
+			require.Equal(t, "self", o.webhook.certManagement)
+			require.Equal(t, "obs", o.webhook.selfTLS.Secret.Namespace)
+			require.Equal(t, "s", o.webhook.selfTLS.Secret.Name)
+			require.Equal(t, "shardwise-webhook-service", o.webhook.selfTLS.Service)
+			require.Equal(t, "shardwise-mutating-webhook-configuration", o.webhook.selfTLS.MutatingWebhookConfiguration)
+		}},
+		{name: "bad cert management", args: []string{"--webhook-cert-management=vault"}, wantErr: true},
 		{name: "bad port", args: []string{"--webhook-port=0"}, wantErr: true},
 		{name: "empty image", args: []string{"--auto-instrumentation-go-image="}, wantErr: true},
 	} {

@@ -59,7 +59,7 @@ func startOperator(t *testing.T, s instrumentation.Settings) *operator {
 	})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	require.NoError(t, Setup(mgr, s, reg, env.Webhook.LocalServingCertDir))
+	require.NoError(t, Setup(mgr, s, reg, env.Webhook.LocalServingCertDir, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &operator{client: mgr.GetClient(), reg: reg, cancel: cancel, stopped: make(chan error, 1)}
 	go func() { op.stopped <- mgr.Start(ctx) }()
