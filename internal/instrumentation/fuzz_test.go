@@ -118,7 +118,14 @@ func FuzzMutate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b uint64) {
 		pod, in, s := randomCase(a, b)
 		once := pod.DeepCopy()
+		var before []*v1alpha1.Instrumentation
+		for _, l := range Languages {
+			before = append(before, in.Instrumentations[l].DeepCopy())
+		}
 		outcomes := Mutate(once, in, s)
+		for i, l := range Languages {
+			require.Equal(t, before[i], in.Instrumentations[l], "the Instrumentation (the cache's object) is never changed")
+		}
 		injected := false
 		for _, o := range outcomes {
 			require.NotEmpty(t, o.Result, "every requested language gets a result")

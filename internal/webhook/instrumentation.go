@@ -118,13 +118,14 @@ func finding(o instrumentation.Outcome, pod *corev1.Pod) (Finding, bool) {
 	}
 }
 
-// resolve finds the Instrumentation an annotation value names: "true" is the
+// resolve finds the Instrumentation an annotation value names (the cache's
+// own object, not a copy: the pure mutator only reads it): "true" is the
 // only one in the pod's namespace, "<name>" one in the pod's namespace,
 // "<namespace>/<name>" one elsewhere.
 func (m *InstrumentationMutator) resolve(ctx context.Context, podNamespace, value string) (*v1alpha1.Instrumentation, error) {
 	if strings.EqualFold(value, "true") {
 		var list v1alpha1.InstrumentationList
-		if err := m.Reader.List(ctx, &list, client.InNamespace(podNamespace)); err != nil {
+		if err := m.Reader.List(ctx, &list, client.InNamespace(podNamespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("list Instrumentations in namespace %s: %w", podNamespace, err)
 		}
 		switch len(list.Items) {
@@ -141,7 +142,7 @@ func (m *InstrumentationMutator) resolve(ctx context.Context, podNamespace, valu
 		key = types.NamespacedName{Namespace: nsName, Name: name}
 	}
 	inst := &v1alpha1.Instrumentation{}
-	if err := m.Reader.Get(ctx, key, inst); err != nil {
+	if err := m.Reader.Get(ctx, key, inst, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("instrumentation %s not found", key)
 		}
@@ -198,7 +199,7 @@ func (m *InstrumentationMutator) owners(ctx context.Context, namespace string, r
 		}
 		meta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: ref.Kind}}
 		key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
-		err := m.Reader.Get(ctx, key, meta)
+		err := m.Reader.Get(ctx, key, meta, client.UnsafeDisableDeepCopy)
 		if apierrors.IsNotFound(err) && m.APIReader != nil {
 			// The controller created the owner a moment ago; the cache may
 			// not have seen it yet.

@@ -88,7 +88,7 @@ type workload struct {
 	rs *appsv1.ReplicaSet
 }
 
-func newWorkload(t *testing.T, c client.Client, ns string, nsAnnotations map[string]string) workload {
+func newWorkload(t testing.TB, c client.Client, ns string, nsAnnotations map[string]string) workload {
 	t.Helper()
 	ctx := t.Context()
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Annotations: nsAnnotations}}))
