@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 			goleak.IgnoreAnyFunction("k8s.io/client-go/tools/events.(*eventBroadcasterImpl).StartRecordingToSink.func1"),
 			goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).blockQueue"),
 			goleak.IgnoreAnyFunction("k8s.io/client-go/tools/events.(*eventBroadcasterImpl).StartEventWatcher.func1"),
+			// The events broadcaster's filtered watch outlives a stopped
+			// manager until its last event is drained.
+			goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*filteredWatch).loop"),
 		)...); err != nil {
 			_, _ = os.Stderr.WriteString("goleak: " + err.Error() + "\n")
 			code = 1
