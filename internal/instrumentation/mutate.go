@@ -56,8 +56,10 @@ const (
 // Outcome reports one requested language.
 type Outcome struct {
 	Language Language `json:"language"`
-	// Annotation is the inject annotation that asked for the language.
+	// Annotation is the inject annotation that asked for the language, and
+	// Value its value (from the pod or its namespace).
 	Annotation string `json:"annotation"`
+	Value      string `json:"value"`
 	Result     Result `json:"result"`
 	// Reason says why the language was not injected, or which containers
 	// were left out of an injection; empty when everything was done.
@@ -166,7 +168,7 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 	}
 	outcomes := make([]Outcome, len(reqs))
 	for i, r := range reqs {
-		outcomes[i] = Outcome{Language: r.Language, Annotation: r.Annotation}
+		outcomes[i] = Outcome{Language: r.Language, Annotation: r.Annotation, Value: r.Value}
 	}
 	all := func(res Result, reason string) []Outcome {
 		for i := range outcomes {

@@ -95,26 +95,25 @@ func (m *InstrumentationMutator) Mutate(ctx context.Context, ns *corev1.Namespac
 		if m.Metrics != nil {
 			m.Metrics.injections.WithLabelValues(string(o.Language), string(o.Result)).Inc()
 		}
-		if f, ok := finding(o, pod); ok {
+		if f, ok := finding(o); ok {
 			findings = append(findings, f)
 		}
 	}
 	return findings, nil
 }
 
-func finding(o instrumentation.Outcome, pod *corev1.Pod) (Finding, bool) {
-	value := pod.Annotations[o.Annotation]
+func finding(o instrumentation.Outcome) (Finding, bool) {
 	switch {
 	case o.Result == instrumentation.Injected && o.Reason == "":
 		return Finding{}, false
 	case o.Result == instrumentation.AlreadyInjected:
 		return Finding{}, false
 	case o.Result == instrumentation.Injected:
-		return Finding{Reason: "InstrumentationPartiallyInjected", Message: fmt.Sprintf("%s=%q: %s injected, but %s", o.Annotation, value, o.Language, o.Reason)}, true
+		return Finding{Reason: "InstrumentationPartiallyInjected", Message: fmt.Sprintf("%s=%q: %s injected, but %s", o.Annotation, o.Value, o.Language, o.Reason)}, true
 	case o.Result == instrumentation.Disabled:
-		return Finding{Reason: "InstrumentationRequestRejected", Message: fmt.Sprintf("%s: %s", o.Annotation, o.Reason)}, true
+		return Finding{Reason: "InstrumentationRequestRejected", Message: fmt.Sprintf("%s=%q: %s", o.Annotation, o.Value, o.Reason)}, true
 	default:
-		return Finding{Reason: "InstrumentationNotInjected", Message: fmt.Sprintf("%s: %s not injected (%s): %s", o.Annotation, o.Language, o.Result, o.Reason)}, true
+		return Finding{Reason: "InstrumentationNotInjected", Message: fmt.Sprintf("%s=%q: %s not injected (%s): %s", o.Annotation, o.Value, o.Language, o.Result, o.Reason)}, true
 	}
 }
 
