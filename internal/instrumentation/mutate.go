@@ -192,7 +192,7 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 		case !s.Enabled[r.Language]:
 			o.Result = Disabled
 			o.Reason = fmt.Sprintf("support for %s auto-instrumentation is not enabled in the operator (--enable-%s-instrumentation)", r.Language, r.Language)
-		case r.Language == ApacheHttpd || r.Language == Nginx:
+		case r.Language == Nginx:
 			o.Result = Unsupported
 			o.Reason = fmt.Sprintf("%s auto-instrumentation is not implemented by this operator", r.Language)
 		case inst == nil:
@@ -256,6 +256,8 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 			ok, reason = inj.dotnet(t.containers, annotationValue(in.Namespace, pod.ObjectMeta, AnnotationDotNetRuntime))
 		case Go:
 			ok, reason = inj.golang(t.containers)
+		case ApacheHttpd:
+			ok, reason = inj.apacheHttpd(t.containers)
 		case SDK:
 			ok, reason = inj.sdk(t.containers)
 		}
@@ -367,11 +369,14 @@ func defaultResources(r corev1.ResourceRequirements, l Language) corev1.Resource
 		r.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
 	}
 	if r.Requests == nil {
-		mem := "64Mi"
-		if l == NodeJS || l == DotNet {
+		cpu, mem := "50m", "64Mi"
+		switch l {
+		case NodeJS, DotNet:
 			mem = "128Mi"
+		case ApacheHttpd, Nginx:
+			cpu, mem = "1m", "128Mi"
 		}
-		r.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse(mem)}
+		r.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
 	}
 	return r
 }

@@ -127,6 +127,8 @@ func goldenCases() []goldenCase {
 	goInst := basic()
 	goInst.Spec.Go.Env = []corev1.EnvVar{{Name: "OTEL_GO_AUTO_INCLUDE_DB_STATEMENT", Value: "true"}}
 	goNoExe := basic()
+	apache := basic()
+	apache.Spec.ApacheHttpd = v1alpha1.ApacheHttpd{Version: "2.2", ConfigPath: "/usr/local/apache2/conf/", Attrs: []corev1.EnvVar{{Name: "ApacheModuleTraceAsError", Value: "OFF"}}, Env: []corev1.EnvVar{{Name: "OTEL_APACHE_DEBUG", Value: "1"}}}
 	withLabels := basic()
 	withLabels.Spec.Defaults.UseLabelsForResourceAttributes = true
 
@@ -169,6 +171,11 @@ func goldenCases() []goldenCase {
 		}(), ns: metav1.ObjectMeta{Name: "shop", Annotations: map[string]string{InjectAnnotation(NodeJS): "true"}}, insts: all(withLabels, NodeJS), owners: deploymentOwners(), settings: DefaultSettings()},
 		{name: "unresolved-and-nginx", pod: appPod(map[string]string{InjectAnnotation(Java): "missing", InjectAnnotation(Nginx): "true", InjectAnnotation(ApacheHttpd): "true"}),
 			ns: shop, insts: nil, owners: deploymentOwners(), settings: DefaultSettings()},
+		{name: "apache-httpd", pod: appPod(map[string]string{InjectAnnotation(ApacheHttpd): "true"}, corev1.Container{
+			Name: "web", Image: "httpd:2.4",
+			Env:          []corev1.EnvVar{{Name: "SITE", Value: "shop"}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "conf", MountPath: "/usr/local/apache2/conf"}, {Name: "html", MountPath: "/usr/local/apache2/htdocs"}},
+		}), ns: shop, insts: all(apache, ApacheHttpd), owners: deploymentOwners(), settings: DefaultSettings()},
 		{name: "java-valuefrom", pod: appPod(map[string]string{InjectAnnotation(Java): "true"}, corev1.Container{
 			Name: "myapp", Image: "app:1", Env: []corev1.EnvVar{{Name: "JAVA_TOOL_OPTIONS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{Key: "opts", LocalObjectReference: corev1.LocalObjectReference{Name: "jvm"}}}}},
 		}), ns: shop, insts: all(basic(), Java), owners: deploymentOwners(), settings: DefaultSettings()},

@@ -220,6 +220,7 @@ func TestPodWebhook(t *testing.T) {
 			{lang: instrumentation.DotNet},
 			{lang: instrumentation.Go, extra: map[string]string{instrumentation.AnnotationGoTargetExe: "/usr/bin/server"}},
 			{lang: instrumentation.SDK},
+			{lang: instrumentation.ApacheHttpd, containers: []corev1.Container{{Name: "web", Image: "httpd:2.4"}}},
 		} {
 			t.Run(string(tc.lang), func(t *testing.T) {
 				t.Parallel()
