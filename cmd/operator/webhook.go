@@ -59,8 +59,6 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 		switch l {
 		case instrumentation.Go:
 			help += " Off by default: the Go agent runs as a privileged sidecar."
-		case instrumentation.Nginx:
-			help += " Not implemented yet: pods asking for it get a Warning event."
 		}
 		w.enabledLanguages[l] = fs.Bool("enable-"+string(l)+"-instrumentation", defaults.Enabled[l], help)
 	}

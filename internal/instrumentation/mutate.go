@@ -49,8 +49,6 @@ const (
 	Unresolved Result = "unresolved"
 	// Invalid: the pod's annotations or containers do not allow injection.
 	Invalid Result = "invalid"
-	// Unsupported: the language is known but this operator does not inject it.
-	Unsupported Result = "unsupported"
 )
 
 // Outcome reports one requested language.
@@ -192,9 +190,6 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 		case !s.Enabled[r.Language]:
 			o.Result = Disabled
 			o.Reason = fmt.Sprintf("support for %s auto-instrumentation is not enabled in the operator (--enable-%s-instrumentation)", r.Language, r.Language)
-		case r.Language == Nginx:
-			o.Result = Unsupported
-			o.Reason = fmt.Sprintf("%s auto-instrumentation is not implemented by this operator", r.Language)
 		case inst == nil:
 			o.Result = Unresolved
 			o.Reason = in.Unresolved[r.Language]
@@ -258,6 +253,8 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 			ok, reason = inj.golang(t.containers)
 		case ApacheHttpd:
 			ok, reason = inj.apacheHttpd(t.containers)
+		case Nginx:
+			ok, reason = inj.nginx(t.containers)
 		case SDK:
 			ok, reason = inj.sdk(t.containers)
 		}
@@ -316,7 +313,7 @@ const (
 
 var injectedInitContainers = []string{
 	initContainerName + "-dotnet", initContainerName + "-java", initContainerName + "-nodejs", initContainerName + "-python",
-	"otel-agent-attach-apache", "otel-agent-source-container-clone",
+	"otel-agent-attach-apache", "otel-agent-source-container-clone", "otel-agent-attach-nginx",
 }
 
 // alreadyInjected says why the pod counts as already instrumented, or "".

@@ -129,6 +129,8 @@ func goldenCases() []goldenCase {
 	goNoExe := basic()
 	apache := basic()
 	apache.Spec.ApacheHttpd = v1alpha1.ApacheHttpd{Version: "2.2", ConfigPath: "/usr/local/apache2/conf/", Attrs: []corev1.EnvVar{{Name: "ApacheModuleTraceAsError", Value: "OFF"}}, Env: []corev1.EnvVar{{Name: "OTEL_APACHE_DEBUG", Value: "1"}}}
+	nginx := basic()
+	nginx.Spec.Nginx = v1alpha1.Nginx{ConfigFile: "/etc/nginx/nginx.conf", Attrs: []corev1.EnvVar{{Name: "NginxModuleOtelMaxQueueSize", Value: "4096"}}}
 	withLabels := basic()
 	withLabels.Spec.Defaults.UseLabelsForResourceAttributes = true
 
@@ -176,6 +178,11 @@ func goldenCases() []goldenCase {
 			Env:          []corev1.EnvVar{{Name: "SITE", Value: "shop"}},
 			VolumeMounts: []corev1.VolumeMount{{Name: "conf", MountPath: "/usr/local/apache2/conf"}, {Name: "html", MountPath: "/usr/local/apache2/htdocs"}},
 		}), ns: shop, insts: all(apache, ApacheHttpd), owners: deploymentOwners(), settings: DefaultSettings()},
+		{name: "nginx", pod: appPod(map[string]string{InjectAnnotation(Nginx): "true", ContainersAnnotation(Nginx): "web"}, corev1.Container{
+			Name: "web", Image: "nginx:1.27.3",
+			Env:          []corev1.EnvVar{{Name: "LD_LIBRARY_PATH", Value: "/opt/lib"}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/nginx/conf.d"}},
+		}), ns: shop, insts: all(nginx, Nginx), owners: deploymentOwners(), settings: func() Settings { s := DefaultSettings(); s.Enabled[Nginx] = true; return s }()},
 		{name: "java-valuefrom", pod: appPod(map[string]string{InjectAnnotation(Java): "true"}, corev1.Container{
 			Name: "myapp", Image: "app:1", Env: []corev1.EnvVar{{Name: "JAVA_TOOL_OPTIONS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{Key: "opts", LocalObjectReference: corev1.LocalObjectReference{Name: "jvm"}}}}},
 		}), ns: shop, insts: all(basic(), Java), owners: deploymentOwners(), settings: DefaultSettings()},

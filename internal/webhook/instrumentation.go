@@ -71,7 +71,7 @@ func (m *InstrumentationMutator) Mutate(ctx context.Context, ns *corev1.Namespac
 	}
 	var findings []Finding
 	for _, r := range reqs {
-		if !m.Settings.Enabled[r.Language] || r.Language == instrumentation.Nginx {
+		if !m.Settings.Enabled[r.Language] {
 			continue
 		}
 		inst, err := m.resolve(ctx, ns.Name, r.Value)

@@ -201,6 +201,7 @@ func TestPodWebhook(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	settings := instrumentation.DefaultSettings()
 	settings.Enabled[instrumentation.Go] = true
+	settings.Enabled[instrumentation.Nginx] = true
 	op := startOperator(t, settings)
 	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
 	require.NoError(t, err)
@@ -221,6 +222,7 @@ func TestPodWebhook(t *testing.T) {
 			{lang: instrumentation.Go, extra: map[string]string{instrumentation.AnnotationGoTargetExe: "/usr/bin/server"}},
 			{lang: instrumentation.SDK},
 			{lang: instrumentation.ApacheHttpd, containers: []corev1.Container{{Name: "web", Image: "httpd:2.4"}}},
+			{lang: instrumentation.Nginx, containers: []corev1.Container{{Name: "web", Image: "nginx:1.27.3"}}},
 		} {
 			t.Run(string(tc.lang), func(t *testing.T) {
 				t.Parallel()
