@@ -56,8 +56,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 		}
 		w.images[l] = fs.String("auto-instrumentation-"+string(l)+"-image", defaults.Images[l], fmt.Sprintf("Default %s auto-instrumentation image, for Instrumentations that name none.", l))
 		help := fmt.Sprintf("Inject %s auto-instrumentation.", l)
-		switch l {
-		case instrumentation.Go:
+		if l == instrumentation.Go {
 			help += " Off by default: the Go agent runs as a privileged sidecar."
 		}
 		w.enabledLanguages[l] = fs.Bool("enable-"+string(l)+"-instrumentation", defaults.Enabled[l], help)
