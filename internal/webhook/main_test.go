@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
@@ -18,6 +20,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
 	code := testenv.MainWith(m, &env, testenv.Options{
 		CRDDirs:      []string{filepath.Join(testenv.Root(), "config", "crd", "bases")},
 		WebhookPaths: []string{filepath.Join(testenv.Root(), "config", "webhook", "manifests.yaml")},
