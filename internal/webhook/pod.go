@@ -74,12 +74,10 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err))
 	}
-	log := logf.FromContext(ctx).WithValues("namespace", req.Namespace, "pod", podName(pod))
-
 	var warnings []string
 	report := func(f Finding) {
 		warnings = append(warnings, f.Message)
-		log.Info("pod mutation incomplete", "reason", f.Reason, "message", f.Message)
+		logf.FromContext(ctx).Info("pod mutation incomplete", "namespace", req.Namespace, "pod", podName(pod), "reason", f.Reason, "message", f.Message)
 		if h.Recorder != nil {
 			h.Recorder.Eventf(eventTarget(req.Namespace, pod), nil, corev1.EventTypeWarning, f.Reason, "MutatePod", "pod %s: %s", podName(pod), f.Message)
 		}
