@@ -86,11 +86,13 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/, and the monitoring CRDs for tests.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuration into config/, and the monitoring CRDs for tests.
 	@if ls apis/*/*.go >/dev/null 2>&1 && grep -qr 'kubebuilder:object:root' apis; then \
 	  $(CONTROLLER_GEN) crd:crdVersions=v1,generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=config/crd/bases; fi
 	@if [ -d internal/controller ] && grep -qr 'kubebuilder:rbac' internal/controller; then \
-	  $(CONTROLLER_GEN) rbac:roleName=shardwise-operator paths=./internal/controller/... output:rbac:artifacts:config=config/rbac; fi
+	  $(CONTROLLER_GEN) rbac:roleName=shardwise-operator paths=./internal/controller/... $$([ -d internal/webhook ] && echo paths=./internal/webhook/...) output:rbac:artifacts:config=config/rbac; fi
+	@if [ -d internal/webhook ] && grep -qr 'kubebuilder:webhook' internal/webhook; then \
+	  $(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook; fi
 	$(MAKE) --no-print-directory monitoring-crds
 
 .PHONY: monitoring-crds

@@ -17,7 +17,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &TargetAllocator{}, &TargetAllocatorList{})
+	s.AddKnownTypes(GroupVersion, &TargetAllocator{}, &TargetAllocatorList{}, &Instrumentation{}, &InstrumentationList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

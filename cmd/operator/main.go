@@ -34,6 +34,7 @@ type options struct {
 	watchNamespace       string
 	concurrency          int
 	clusterWideGrants    bool
+	webhook              webhookOptions
 }
 
 func parseFlags(args []string) (options, error) {
@@ -49,11 +50,15 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.clusterWideGrants, "allow-cluster-wide-grants", false,
 		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
 			"other namespaces in allowNamespaces or secretNamespaces). Off, such allocators are refused; see README, Security model.")
+	o.webhook.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.concurrency < 1 {
 		return o, errors.New("--max-concurrent-reconciles must be at least 1")
+	}
+	if err := o.webhook.validate(); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -87,6 +92,7 @@ func serve(ctx context.Context, o options) error {
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "shardwise-operator.opentelemetry.io",
+		WebhookServer:          o.webhook.server(),
 	}
 	// Only the operator's own objects of the owned kinds are cached.
 	mgrOpts.Cache = cache.Options{ByObject: ctrlpkg.CacheByObject()}
@@ -108,6 +114,9 @@ func serve(ctx context.Context, o options) error {
 	}
 	if err := (&ctrlpkg.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
 		return fmt.Errorf("set up target allocator reconciler: %w", err)
+	}
+	if err := setupWebhooks(mgr, o.webhook); err != nil {
+		return fmt.Errorf("set up webhooks: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

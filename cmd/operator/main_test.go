@@ -28,6 +28,7 @@ func TestParseFlags(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			got.webhook = webhookOptions{} // TestWebhookFlags covers these
 			require.Equal(t, tc.want, got)
 		})
 	}

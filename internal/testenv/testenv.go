@@ -38,24 +38,49 @@ func MonitoringCRDs() string { return filepath.Join(Root(), "test", "crds") }
 // Env is a running control plane.
 type Env struct {
 	Config *rest.Config
-	env    *envtest.Environment
+	// Webhook is where the API server calls the installed admission webhooks
+	// (host, port and the directory of the serving certificate it trusts);
+	// zero unless Options.WebhookPaths was set.
+	Webhook envtest.WebhookInstallOptions
+	env     *envtest.Environment
+}
+
+// Options configure a control plane.
+type Options struct {
+	// CRDDirs are directories (or files) of CRDs to install.
+	CRDDirs []string
+	// WebhookPaths are files or directories of webhook configurations to
+	// install. envtest rewrites them to call a local server over TLS and
+	// generates the serving certificate; see Env.Webhook.
+	WebhookPaths []string
 }
 
 // Start starts a control plane with the CRDs found in crdDirs installed.
 // It returns ErrUnavailable when no binaries are configured.
 func Start(crdDirs ...string) (*Env, error) {
+	return StartWith(Options{CRDDirs: crdDirs})
+}
+
+// StartWith starts a control plane as o says. It returns ErrUnavailable when
+// no binaries are configured.
+func StartWith(o Options) (*Env, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, ErrUnavailable
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     crdDirs,
+		CRDDirectoryPaths:     o.CRDDirs,
 		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: o.WebhookPaths},
 	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("start envtest: %w", err)
 	}
-	return &Env{Config: cfg, env: env}, nil
+	e := &Env{Config: cfg, env: env}
+	if len(o.WebhookPaths) > 0 {
+		e.Webhook = env.WebhookInstallOptions
+	}
+	return e, nil
 }
 
 // Stop stops the control plane.
@@ -70,7 +95,12 @@ func (e *Env) Stop() error {
 // binaries are unavailable and not required, tests run with env == nil and
 // should call Require, which skips them.
 func Main(m *testing.M, env **Env, crdDirs ...string) int {
-	e, err := Start(crdDirs...)
+	return MainWith(m, env, Options{CRDDirs: crdDirs})
+}
+
+// MainWith is Main with Options, for packages that also install webhooks.
+func MainWith(m *testing.M, env **Env, o Options) int {
+	e, err := StartWith(o)
 	switch {
 	case errors.Is(err, ErrUnavailable) && os.Getenv("SHARDWISE_REQUIRE_ENVTEST") == "":
 		fmt.Fprintln(os.Stderr, "testenv: control plane unavailable, envtest tests will skip:", err)

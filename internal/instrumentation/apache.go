@@ -1,0 +1,154 @@
+package instrumentation
+
+import (
+	_ "embed"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Apache HTTPD is configured by file, not environment: an init container
+// cloned from the application copies its configuration directory into a
+// shared volume, a second one (the module image) copies the module into
+// another volume, writes the module's configuration and includes it from
+// httpd.conf; the application mounts both volumes, the configuration one
+// over its own configuration directory.
+const (
+	apacheDefaultConfDir = "/usr/local/apache2/conf"
+	apacheAgentDir       = "/opt/opentelemetry-webserver/agent"
+	apacheStagedConfDir  = "/opt/opentelemetry-webserver/source-conf"
+	apacheAttachInit     = "otel-agent-attach-apache"
+	apacheCloneInit      = "otel-agent-source-container-clone"
+	apacheConfVolume     = "otel-apache-conf-dir"
+	apacheAgentVolume    = "otel-apache-agent"
+	apacheInstancePlace  = "<<SID-PLACEHOLDER>>"
+)
+
+//go:embed scripts/apache_httpd_attach.sh
+var apacheAttachScript string
+
+func (j *injector) apacheHttpd(names []string) (bool, string) {
+	spec := j.inst.Spec.ApacheHttpd
+	confDir := strings.TrimSuffix(spec.ConfigPath, "/")
+	if confDir == "" {
+		confDir = apacheDefaultConfDir
+	}
+	picked, missing := j.containers(names)
+	var reasons []string
+	for _, m := range missing {
+		reasons = append(reasons, fmt.Sprintf("container %s: not in the pod", m))
+	}
+	done := 0
+	for _, c := range picked {
+		if j.isInit(c.Name) {
+			reasons = append(reasons, fmt.Sprintf("container %s: is an init container", c.Name))
+			continue
+		}
+		// The containers slice does not move while one is instrumented
+		// (only init containers and volumes are added), so c stays valid.
+		res := j.resourceMap(c)
+		c.Env = appendIfNotSet(c.Env, spec.Env...)
+		sc := j.initSecurityContext(c)
+		resources := defaultResources(spec.Resources, ApacheHttpd)
+		if !j.hasInit(apacheCloneInit) {
+			limit := defaultVolumeSize.DeepCopy()
+			if spec.VolumeSizeLimit != nil {
+				limit = spec.VolumeSizeLimit.DeepCopy()
+			}
+			j.addVolume(corev1.Volume{Name: apacheConfVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit}}})
+			clone := corev1.Container{
+				Name:            apacheCloneInit,
+				Image:           c.Image,
+				Command:         []string{"cp", "-r", confDir + "/.", apacheStagedConfDir},
+				Env:             appendIfNotSet(nil, c.Env...),
+				VolumeMounts:    append(slices.Clone(c.VolumeMounts), corev1.VolumeMount{Name: apacheConfVolume, MountPath: apacheStagedConfDir}),
+				Resources:       *resources.DeepCopy(),
+				SecurityContext: sc.DeepCopy(),
+				ImagePullPolicy: c.ImagePullPolicy,
+			}
+			for _, e := range c.EnvFrom {
+				clone.EnvFrom = append(clone.EnvFrom, *e.DeepCopy())
+			}
+			j.pod.Spec.InitContainers = append(j.pod.Spec.InitContainers, clone)
+			// The application's own mount of its configuration is replaced
+			// by the staged copy.
+			if i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.MountPath, confDir) }); i >= 0 {
+				c.VolumeMounts = slices.Delete(c.VolumeMounts, i, i+1)
+			}
+			c.VolumeMounts = append(c.VolumeMounts,
+				corev1.VolumeMount{Name: apacheAgentVolume, MountPath: apacheAgentDir},
+				corev1.VolumeMount{Name: apacheConfVolume, MountPath: confDir})
+		}
+		if !j.hasInit(apacheAttachInit) {
+			j.addVolume(volume(apacheAgentVolume, spec.VolumeClaimTemplate, spec.VolumeSizeLimit))
+			env := appendIfNotSet(nil, spec.Env...)
+			env = appendIfNotSet(env, j.inst.Spec.Env...)
+			env = appendIfNotSet(env, fieldEnv(envPodIP, "status.podIP"), fieldEnv(envNodeIP, "status.hostIP"))
+			env = append(env,
+				corev1.EnvVar{Name: "OTEL_APACHE_AGENT_CONF", Value: j.apacheConfig(c, res)},
+				fieldEnv("APACHE_SERVICE_INSTANCE_ID", "metadata.name"))
+			j.pod.Spec.InitContainers = append(j.pod.Spec.InitContainers, corev1.Container{
+				Name:            apacheAttachInit,
+				Image:           image(spec.Image, ApacheHttpd, j.s),
+				Command:         []string{"/bin/sh", "-c"},
+				Args:            []string{apacheAttachScript, "--", confDir},
+				Env:             env,
+				Resources:       resources,
+				SecurityContext: sc,
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: apacheAgentVolume, MountPath: apacheAgentDir},
+					{Name: apacheConfVolume, MountPath: apacheStagedConfDir},
+				},
+				ImagePullPolicy: j.inst.Spec.ImagePullPolicy,
+			})
+		}
+		j.commonEnv(c)
+		j.commonSDKConfig(c, c)
+		done++
+	}
+	return done > 0, joinReasons(reasons)
+}
+
+// apacheConfig is the module's configuration: the SDK libraries, the module
+// for the Apache version, and the attributes (spec attrs override ours).
+func (j *injector) apacheConfig(c *corev1.Container, res map[string]string) string {
+	spec := j.inst.Spec.ApacheHttpd
+	suffix := ""
+	if spec.Version == "2.2" {
+		suffix = "22"
+	}
+	endpoint := j.inst.Spec.Exporter.Endpoint
+	if endpoint == "" {
+		endpoint = "http://localhost:4317/"
+	}
+	namespace := j.in.Namespace.Name
+	if namespace == "" {
+		namespace = "apache-httpd"
+	}
+	attrs := map[string]string{
+		"ApacheModuleEnabled":              "ON",
+		"ApacheModuleOtelSpanExporter":     "otlp",
+		"ApacheModuleOtelExporterEndpoint": endpoint,
+		"ApacheModuleServiceName":          j.serviceName(j.inst.Spec.Defaults.UseLabelsForResourceAttributes, res, c),
+		"ApacheModuleServiceNamespace":     namespace,
+		"ApacheModuleServiceInstanceId":    apacheInstancePlace,
+		"ApacheModuleResolveBackends":      "ON",
+		"ApacheModuleTraceAsError":         "ON",
+	}
+	for _, a := range spec.Attrs {
+		attrs[a.Name] = a.Value
+	}
+	var b strings.Builder
+	b.WriteString("\n# OpenTelemetry webserver SDK\n")
+	for _, lib := range []string{"common", "resources", "trace", "otlp_recordable", "exporter_ostream_span", "exporter_otlp_grpc", "webserver_sdk"} {
+		fmt.Fprintf(&b, "LoadFile %s/sdk_lib/lib/libopentelemetry_%s.so\n", apacheAgentDir, lib)
+	}
+	fmt.Fprintf(&b, "LoadModule otel_apache_module %s/WebServerModule/Apache/libmod_apache_otel%s.so\n", apacheAgentDir, suffix)
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		fmt.Fprintf(&b, "%s %s\n", k, attrs[k])
+	}
+	return b.String()
+}

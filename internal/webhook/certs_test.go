@@ -1,0 +1,126 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/shardwise/shardwise/internal/instrumentation"
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// TestSelfManagedTLS: without cert-manager the operator writes its CA and
+// serving certificate into the Secret, injects the CA into the webhook
+// configuration's caBundle, and turns ready only once the certificate is
+// mounted (emulated here by copying the Secret into the directory, as the
+// kubelet would) and the server serves it.
+func TestSelfManagedTLS(t *testing.T) {
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
+	require.NoError(t, err)
+	const ns = "tls-self"
+	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shardwise-webhook-server-cert", Namespace: ns}}
+	require.NoError(t, c.Create(ctx, secret))
+	// A configuration of its own, matching nothing, so the shared pod
+	// webhook of the other tests is not touched.
+	none := admissionregistrationv1.Ignore
+	sideEffects := admissionregistrationv1.SideEffectClassNone
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "self-tls-test"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "self-tls.shardwise.io",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: "shardwise-webhook-service", Path: ptr(PodPath)}},
+			FailurePolicy:           &none,
+			SideEffects:             &sideEffects,
+			AdmissionReviewVersions: []string{"v1"},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"never": "matches"}},
+		}},
+	}
+	require.NoError(t, c.Create(ctx, mwc))
+
+	certDir := t.TempDir()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme(t),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// A port of its own: the pod webhook test serves on envtest's.
+		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: certDir}),
+	})
+	require.NoError(t, err)
+	gate, err := AddCertRotator(mgr, SelfManagedTLS{Secret: types.NamespacedName{Namespace: ns, Name: secret.Name}, Service: "shardwise-webhook-service", CertDir: certDir, MutatingWebhookConfiguration: mwc.Name})
+	require.NoError(t, err)
+	require.NoError(t, Setup(mgr, instrumentation.DefaultSettings(), prometheus.NewRegistry(), certDir, gate))
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(runCtx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-stopped)
+	}()
+
+	// The Secret gets a CA and a serving certificate for the Service.
+	require.Eventually(t, func() bool {
+		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(secret), secret))
+		return len(secret.Data["tls.crt"]) > 0 && len(secret.Data["ca.crt"]) > 0
+	}, 30*time.Second, 100*time.Millisecond)
+	block, _ := pem.Decode(secret.Data["tls.crt"])
+	require.NotNil(t, block)
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	require.Contains(t, leaf.DNSNames, "shardwise-webhook-service.tls-self.svc")
+
+	// Not ready before the certificate is mounted.
+	readyz := func() error { return CertChecker(certDir, "", "", nil)(&http.Request{}) }
+	require.Error(t, readyz())
+
+	// The kubelet mounts the Secret.
+	for k, v := range secret.Data {
+		require.NoError(t, os.WriteFile(filepath.Join(certDir, k), v, 0o600))
+	}
+
+	// The CA lands in the caBundle.
+	require.Eventually(t, func() bool {
+		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(mwc), mwc))
+		return bytes.Equal(mwc.Webhooks[0].ClientConfig.CABundle, secret.Data["ca.crt"])
+	}, 60*time.Second, 200*time.Millisecond)
+
+	// Then the gate opens and the webhook server serves the certificate.
+	select {
+	case <-gate:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the rotator never reported ready")
+	}
+	require.NoError(t, readyz())
+	require.Eventually(t, func() bool {
+		return mgr.GetWebhookServer().StartedChecker()(&http.Request{}) == nil
+	}, 30*time.Second, 100*time.Millisecond)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,82 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/shardwise/shardwise/internal/instrumentation"
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// sidecar stands for the collector sidecar mutator: it adds a container.
+type sidecar struct{}
+
+func (sidecar) Name() string { return "sidecar" }
+func (sidecar) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "otc-container", Image: "collector:1"})
+	return nil, nil
+}
+
+// broken changes the pod, then fails.
+type broken struct{}
+
+func (broken) Name() string { return "broken" }
+func (broken) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
+	pod.Spec.Containers = nil
+	pod.Labels = map[string]string{"broken": "true"}
+	return []Finding{{Reason: "BrokenNote", Message: "broken noticed something"}}, errors.New("the collector is gone")
+}
+
+// TestPodHandlerChain: a mutator that fails is dropped alone; the sidecar's
+// and the instrumentation's changes are both in the patch, and the failure
+// is an admission warning.
+func TestPodHandlerChain(t *testing.T) {
+	cfg := testenv.Require(t, env)
+	scheme := testScheme(t)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	w := newWorkload(t, c, "chain", nil)
+	require.NoError(t, c.Create(t.Context(), instrumentationIn(w.ns, "default", nil)))
+
+	inst := &InstrumentationMutator{Reader: c, APIReader: c, Settings: instrumentation.DefaultSettings()}
+	h := NewPodHandler(scheme, c, nil, sidecar{}, broken{}, inst)
+	pod := w.pod("chained", map[string]string{instrumentation.InjectAnnotation(instrumentation.Python): "true"})
+	raw, err := json.Marshal(pod)
+	require.NoError(t, err)
+	resp := h.Handle(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "chain", Operation: admissionv1.Create, Namespace: w.ns,
+		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw},
+	}})
+	require.True(t, resp.Allowed)
+	require.Contains(t, resp.Warnings, "broken noticed something")
+	require.Contains(t, resp.Warnings, "broken: the collector is gone; its changes were dropped, the others kept")
+
+	ops, err := json.Marshal(resp.Patches)
+	require.NoError(t, err)
+	p, err := jsonpatch.DecodePatch(ops)
+	require.NoError(t, err)
+	patched, err := p.Apply(raw)
+	require.NoError(t, err)
+	var got corev1.Pod
+	require.NoError(t, json.Unmarshal(patched, &got))
+	require.Len(t, got.Spec.Containers, 2)
+	require.Equal(t, "otc-container", got.Spec.Containers[1].Name)
+	require.Equal(t, "opentelemetry-auto-instrumentation-python", got.Spec.InitContainers[0].Name)
+	require.NotContains(t, got.Labels, "broken")
+
+	// Not a create: nothing to do.
+	resp = h.Handle(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update, Namespace: w.ns, Object: runtime.RawExtension{Raw: raw}}})
+	require.True(t, resp.Allowed)
+	require.Empty(t, resp.Patches)
+}
