@@ -22,9 +22,9 @@ help: ## Show the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build the allocator and operator into bin/.
-	@echo ">> build: bin/allocator bin/operator"
-	$(GO) build -o $(BIN)/ ./cmd/allocator ./cmd/operator
+build: ## Build the allocator, operator and OpAMP bridge into bin/.
+	@echo ">> build: bin/allocator bin/operator bin/opamp-bridge"
+	$(GO) build -o $(BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
 
 .PHONY: run
 run: build ## Run the allocator on examples/allocator.yaml (no cluster needed).

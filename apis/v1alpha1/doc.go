@@ -1,4 +1,4 @@
-// Package v1alpha1 holds the TargetAllocator API of group opentelemetry.io,
+// Package v1alpha1 holds the TargetAllocator and OpAMPBridge APIs of group opentelemetry.io,
 // version v1alpha1, field-compatible with the upstream OpenTelemetry Operator
 // for the subset shardwise implements. Unsupported upstream fields are
 // rejected by name, as in package v1beta1.

@@ -18,6 +18,7 @@ var (
 
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &TargetAllocator{}, &TargetAllocatorList{}, &Instrumentation{}, &InstrumentationList{})
+	s.AddKnownTypes(GroupVersion, &OpAMPBridge{}, &OpAMPBridgeList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

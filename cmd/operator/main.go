@@ -1,5 +1,5 @@
-// Command operator reconciles OpenTelemetryCollector and TargetAllocator
-// resources into sharded collector fleets. It only parses flags, builds the
+// Command operator reconciles OpenTelemetryCollector, TargetAllocator and
+// OpAMPBridge resources into sharded collector fleets. It only parses flags, builds the
 // logger and wires the reconcilers into a controller-runtime manager.
 package main
 
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,9 @@ type options struct {
 	concurrency          int
 	clusterWideGrants    bool
 	webhook              webhookOptions
+	// opampBridgeImage and opampBridgeClusterWide configure OpAMPBridges.
+	opampBridgeImage       string
+	opampBridgeClusterWide []string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -51,6 +55,15 @@ func parseFlags(args []string) (options, error) {
 		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
 			"other namespaces in allowNamespaces or secretNamespaces). Off, such allocators are refused; see README, Security model.")
 	o.webhook.addFlags(fs)
+	fs.StringVar(&o.opampBridgeImage, "opamp-bridge-image", "ghcr.io/shardwise/opamp-bridge:latest", "OpAMP bridge image (cmd/opamp-bridge) for OpAMPBridges that name none.")
+	fs.Func("opamp-bridge-cluster-wide-namespaces", "Comma-separated namespaces whose OpAMPBridges may manage collectors in every namespace (a ClusterRole); elsewhere a bridge gets a Role in its own namespace.", func(v string) error {
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				o.opampBridgeClusterWide = append(o.opampBridgeClusterWide, ns)
+			}
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -117,6 +130,9 @@ func serve(ctx context.Context, o options) error {
 	}
 	if err := setupWebhooks(mgr, o.webhook); err != nil {
 		return fmt.Errorf("set up webhooks: %w", err)
+	}
+	if err := (&ctrlpkg.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Image: o.opampBridgeImage, ClusterWideNamespaces: o.opampBridgeClusterWide}).SetupWithManager(mgr, copts); err != nil {
+		return fmt.Errorf("set up opamp bridge reconciler: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

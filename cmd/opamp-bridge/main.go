@@ -1,0 +1,153 @@
+// Command opamp-bridge connects the OpenTelemetryCollectors labelled for it
+// to an OpAMP server (see package internal/bridge). It only parses flags,
+// builds the logger and the Kubernetes client configuration, and runs the
+// bridge and its /healthz endpoint until a signal arrives.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/shardwise/shardwise/internal/bridge"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() { os.Exit(run()) }
+
+// options are the bridge's flags, named as upstream's.
+type options struct {
+	configFile        string
+	listenAddr        string
+	healthListenAddr  string
+	heartbeatInterval time.Duration
+	name              string
+	kubeconfigPath    string
+	watchNamespace    string
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	home, _ := os.UserHomeDir()
+	fs := flag.NewFlagSet("opamp-bridge", flag.ContinueOnError)
+	fs.StringVar(&o.configFile, "config-file", "/conf/remoteconfiguration.yaml", "The bridge configuration file.")
+	fs.StringVar(&o.listenAddr, "listen-addr", ":8080", "Address of the OpAMP server for collectors whose own opamp extension connects to the bridge; empty disables it.")
+	fs.StringVar(&o.healthListenAddr, "health-listen-addr", ":8081", "Address of the /healthz endpoint.")
+	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "How often health is sent; 0 disables the heartbeat.")
+	fs.StringVar(&o.name, "name", "opamp-bridge", "The bridge's name: collectors labelled opentelemetry.io/opamp-managed=<name> (or true) are managed.")
+	fs.StringVar(&o.kubeconfigPath, "kubeconfig-path", filepath.Join(home, ".kube", "config"), "Kubeconfig file; when it does not exist, the in-cluster configuration is used.")
+	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Watch and manage collectors in this namespace only; empty means all namespaces.")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.heartbeatInterval < 0 {
+		return o, errors.New("--heartbeat-interval must not be negative")
+	}
+	return o, nil
+}
+
+func run() int {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		log.Error("parse flags", "err", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, o, log); err != nil {
+		log.Error("bridge stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// restConfig loads the kubeconfig file, or the in-cluster configuration
+// when there is none, as upstream's bridge does.
+func restConfig(path string) (*rest.Config, error) {
+	if _, err := os.Stat(path); err == nil {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("in-cluster config: %w", err)
+	}
+	return cfg, nil
+}
+
+func serve(ctx context.Context, o options, log *slog.Logger) error {
+	cfg, err := bridge.LoadConfig(o.configFile)
+	if err != nil {
+		return err
+	}
+	rc, err := restConfig(o.kubeconfigPath)
+	if err != nil {
+		return err
+	}
+	b, err := bridge.New(bridge.Options{
+		Config:            cfg,
+		Identity:          bridge.Identity{Name: o.name, Namespace: os.Getenv("OTELCOL_NAMESPACE"), Version: version},
+		WatchNamespace:    o.watchNamespace,
+		HeartbeatInterval: o.heartbeatInterval,
+		RestConfig:        rc,
+		Logger:            log,
+		ListenAddr:        o.listenAddr,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !b.Synced() {
+			http.Error(w, "collector watch not synced", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	srv := &http.Server{Addr: o.healthListenAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.healthListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", o.healthListenAddr, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("health server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(gctx), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	})
+	g.Go(func() error { return b.Run(gctx) })
+	log.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version)
+	return g.Wait()
+}

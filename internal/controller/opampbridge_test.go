@@ -1,0 +1,297 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/internal/controller"
+	"github.com/shardwise/shardwise/internal/manifests/opampbridge"
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// upstreamBridge is the upstream operator's sample OpAMPBridge
+// (config/samples/_v1alpha1_opampbridge.yaml), unchanged.
+const upstreamBridge = `
+apiVersion: opentelemetry.io/v1alpha1
+kind: OpAMPBridge
+metadata:
+  name: opampbridge-sample
+spec:
+  endpoint: ws://opamp-server:4320/v1/opamp
+  capabilities:
+    AcceptsOpAMPConnectionSettings: true
+    AcceptsOtherConnectionSettings: true
+    AcceptsRemoteConfig: true
+    AcceptsRestartCommand: true
+    ReportsEffectiveConfig: true
+    ReportsHealth: true
+    ReportsOwnLogs: true
+    ReportsOwnMetrics: true
+    ReportsOwnTraces: true
+    ReportsRemoteConfig: true
+    ReportsStatus: true
+  componentsAllowed:
+    receivers:
+    - otlp
+    processors:
+    - memory_limiter
+    exporters:
+    - debug
+`
+
+const bridgeImage = "ghcr.io/shardwise/opamp-bridge:v0.3.0"
+
+// startBridge creates a namespace and runs a manager with the OpAMPBridge
+// reconciler, its cache limited to that namespace, until the test ends.
+func startBridge(t *testing.T, ns string, clusterWide bool) harness {
+	t.Helper()
+	cfg := testenv.Require(t, env)
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	})
+	require.NoError(t, err)
+	r := &controller.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("shardwise-operator"), Image: bridgeImage}
+	if clusterWide {
+		r.ClusterWideNamespaces = []string{ns}
+	}
+	require.NoError(t, r.SetupWithManager(mgr, ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return harness{client: c, scheme: scheme}
+}
+
+// TestOpAMPBridgeSchema: upstream's sample applies unchanged; the inputs
+// upstream's webhook refuses are refused by the schema, with a message.
+func TestOpAMPBridgeSchema(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	const ns = "opamp-schema"
+	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	h := harness{client: c, scheme: scheme}
+
+	_, err = h.createYAML(t, ns, upstreamBridge)
+	require.NoError(t, err, "upstream's sample must apply unchanged")
+
+	spec := func(s string) string {
+		return "apiVersion: opentelemetry.io/v1alpha1\nkind: OpAMPBridge\nmetadata:\n  name: bad\nspec:\n" + s
+	}
+	for _, tc := range []struct{ name, doc, msg string }{
+		{"empty endpoint", spec("  endpoint: ''\n  capabilities: {ReportsEffectiveConfig: true}\n"), "the OpAMP server endpoint is not specified"},
+		{"blank endpoint", spec("  endpoint: '  '\n  capabilities: {ReportsEffectiveConfig: true}\n"), "the OpAMP server endpoint is not specified"},
+		{"no endpoint", spec("  capabilities: {ReportsEffectiveConfig: true}\n"), "spec.endpoint: Required value"},
+		{"empty capabilities", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {}\n"), "the capabilities supported by the OpAMP bridge are not specified"},
+		{"no capabilities", spec("  endpoint: ws://s/v1/opamp\n"), "spec.capabilities: Required value"},
+		{"unknown capability", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {AcceptsEverything: true}\n"), "unknown capability"},
+		{"ReportsStatus off", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsStatus: false}\n"), "capabilities.ReportsStatus cannot be false"},
+		{"two replicas", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  replicas: 2\n"), "replicas must not be greater than 1"},
+		{"tls both", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  tls: {insecure: true, insecure_skip_verify: true}\n"), "tls.insecure and tls.insecure_skip_verify cannot both be true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.createYAML(t, ns, tc.doc)
+			require.Error(t, err)
+			require.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
+			require.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func (h harness) bridge(t *testing.T, ns, name string) *v1alpha1.OpAMPBridge {
+	t.Helper()
+	var b v1alpha1.OpAMPBridge
+	require.NoError(t, h.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &b))
+	return &b
+}
+
+// TestOpAMPBridgeReconcile: the upstream sample becomes a ConfigMap,
+// ServiceAccount, Role and RoleBinding, Service and Deployment, each owned by
+// the bridge (garbage collection follows these owner references; envtest
+// runs no garbage collector, so the test checks the references); the status
+// says Ready with the version; an edit rolls the Deployment through the
+// config hash.
+func TestOpAMPBridgeReconcile(t *testing.T) {
+	t.Parallel()
+	const ns, name = "opamp-reconcile", "opampbridge-sample"
+	h := startBridge(t, ns, false)
+	ctx := t.Context()
+	_, err := h.createYAML(t, ns, upstreamBridge)
+	require.NoError(t, err)
+
+	objName := opampbridge.Name(name)
+	objs := []client.Object{&corev1.ConfigMap{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.Service{}, &appsv1.Deployment{}}
+	eventually(t, waitFor, func() error {
+		for _, o := range objs {
+			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, o); err != nil {
+				return fmt.Errorf("%T: %w", o, err)
+			}
+		}
+		return nil
+	})
+	b := h.bridge(t, ns, name)
+	for _, o := range objs {
+		ref := metav1.GetControllerOf(o)
+		require.NotNil(t, ref, "%T has no controller", o)
+		require.Equal(t, b.UID, ref.UID, "%T", o)
+		require.True(t, ptr.Deref(ref.BlockOwnerDeletion, false), "%T", o)
+	}
+	var role rbacv1.Role
+	h.get(t, ns, objName, &role)
+	require.Equal(t, opampbridge.Rules(true), role.Rules, "upstream's sample accepts the restart command")
+
+	eventually(t, waitFor, func() error {
+		b = h.bridge(t, ns, name)
+		c := meta.FindStatusCondition(b.Status.Conditions, "Ready")
+		if c == nil || c.Status != metav1.ConditionTrue || b.Status.ObservedGeneration != b.Generation {
+			return fmt.Errorf("not ready yet: %+v", b.Status)
+		}
+		return nil
+	})
+	require.Equal(t, "0.3.0", b.Status.Version)
+
+	var dep appsv1.Deployment
+	h.get(t, ns, objName, &dep)
+	hash0 := dep.Spec.Template.Annotations[opampbridge.AnnotationConfigHash]
+	require.NotEmpty(t, hash0)
+	require.Contains(t, dep.Spec.Template.Spec.Containers[0].Args, "--watch-namespace="+ns)
+
+	// An edit of the configuration rolls the pods.
+	b.Spec.Endpoint = "wss://opamp.example.com/v1/opamp"
+	require.NoError(t, h.client.Update(ctx, b))
+	eventually(t, waitFor, func() error {
+		var cm corev1.ConfigMap
+		if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &cm); err != nil {
+			return err
+		}
+		if !strings.Contains(cm.Data[opampbridge.ConfigKey], "wss://opamp.example.com") {
+			return fmt.Errorf("config not updated:\n%s", cm.Data[opampbridge.ConfigKey])
+		}
+		if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &dep); err != nil {
+			return err
+		}
+		if dep.Spec.Template.Annotations[opampbridge.AnnotationConfigHash] == hash0 {
+			return fmt.Errorf("pod template hash unchanged")
+		}
+		return nil
+	})
+
+	// A user service account: the operator's own one and its RBAC go.
+	b = h.bridge(t, ns, name)
+	b.Spec.ServiceAccount = "mine"
+	require.NoError(t, h.client.Update(ctx, b))
+	eventually(t, waitFor, func() error {
+		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+			err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, o)
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T still there: %w", o, err)
+			}
+		}
+		return nil
+	})
+}
+
+// TestOpAMPBridgeClusterWide: in a namespace the operator's administrator
+// opted in, the bridge gets a ClusterRole and binding instead of a Role, no
+// namespace restriction, and a finalizer that removes the cluster objects
+// when the bridge is deleted.
+func TestOpAMPBridgeClusterWide(t *testing.T) {
+	t.Parallel()
+	const ns, name = "opamp-cluster", "opampbridge-sample"
+	h := startBridge(t, ns, true)
+	ctx := t.Context()
+	_, err := h.createYAML(t, ns, upstreamBridge)
+	require.NoError(t, err)
+	crName := opampbridge.ClusterRoleName(ns, name)
+	eventually(t, waitFor, func() error {
+		if err := h.client.Get(ctx, types.NamespacedName{Name: crName}, &rbacv1.ClusterRole{}); err != nil {
+			return err
+		}
+		return h.client.Get(ctx, types.NamespacedName{Name: crName}, &rbacv1.ClusterRoleBinding{})
+	})
+	var dep appsv1.Deployment
+	eventually(t, waitFor, func() error {
+		return h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: opampbridge.Name(name)}, &dep)
+	})
+	require.False(t, slices.ContainsFunc(dep.Spec.Template.Spec.Containers[0].Args, func(a string) bool {
+		return strings.HasPrefix(a, "--watch-namespace")
+	}))
+	err = h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: opampbridge.Name(name)}, &rbacv1.Role{})
+	require.True(t, apierrors.IsNotFound(err), "no Role for a cluster-wide bridge: %v", err)
+	require.Contains(t, h.bridge(t, ns, name).Finalizers, controller.OpAMPBridgeClusterRBACFinalizer)
+
+	require.NoError(t, h.client.Delete(ctx, h.bridge(t, ns, name)))
+	eventually(t, waitFor, func() error {
+		for _, o := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
+			if err := h.client.Get(ctx, types.NamespacedName{Name: crName}, o); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T still there: %w", o, err)
+			}
+		}
+		err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.OpAMPBridge{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("bridge still there: %w", err)
+		}
+		return nil
+	})
+}
+
+// TestOperatorHoldsBridgeRules: the operator's ClusterRole (generated from
+// the +kubebuilder:rbac markers) holds every permission it grants a bridge;
+// the API server refuses a Role that grants more than its creator holds.
+func TestOperatorHoldsBridgeRules(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "rbac", "role.yaml"))
+	require.NoError(t, err)
+	var role rbacv1.ClusterRole
+	require.NoError(t, yaml.Unmarshal(raw, &role))
+	holds := func(group, resource, verb string) bool {
+		return slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+	}
+	for _, r := range opampbridge.Rules(true) {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					require.True(t, holds(g, res, v), "operator lacks %s %s/%s", v, g, res)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,394 @@
+// Package opampbridge builds the desired objects of an OpAMPBridge: the
+// bridge's ConfigMap (remoteconfiguration.yaml, with the upstream operator's
+// keys), Deployment, Service, ServiceAccount and the RBAC the bridge needs to
+// read and write the collectors it manages. The builders are pure: a resource
+// and settings in, objects out.
+package opampbridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/internal/manifests"
+)
+
+// Names, keys and ports of the built objects, as in the upstream operator.
+const (
+	// Component is the component label value of the bridge's objects.
+	Component = "opentelemetry-opamp-bridge"
+	// ConfigKey is the ConfigMap key of the bridge's configuration file.
+	ConfigKey = "remoteconfiguration.yaml"
+	// Container is the name of the bridge container.
+	Container = "opamp-bridge-container"
+	// AnnotationConfigHash on the pod template carries the SHA-256 of the
+	// configuration file, so an edit rolls the pod.
+	AnnotationConfigHash = "opentelemetry-opampbridge-config/hash"
+
+	configVolume    = "opamp-bridge-internal"
+	configDir       = "/conf"
+	opampPort       = 8080
+	healthzPort     = 8081
+	servicePort     = 80
+	servicePortName = "opamp-bridge"
+	namespaceEnv    = "OTELCOL_NAMESPACE"
+)
+
+// Settings are the operator-wide inputs of the builder.
+type Settings struct {
+	// Image is the bridge image (this repository's cmd/opamp-bridge) when
+	// the resource names none.
+	Image string
+	// ClusterWide grants the bridge the collectors and pods of every
+	// namespace (a ClusterRole) instead of its own namespace (a Role). The
+	// operator sets it only for namespaces its administrator opted in.
+	ClusterWide bool
+}
+
+// Bridge is the desired state of one OpAMPBridge.
+type Bridge struct {
+	// Objects are the namespaced objects, owned by the resource.
+	Objects []client.Object
+	// ClusterObjects are the cluster-scoped RBAC objects of a cluster-wide
+	// bridge. A namespaced resource cannot own them; the reconciler removes
+	// them with a finalizer.
+	ClusterObjects []client.Object
+	// ConfigHash is the SHA-256 of the rendered configuration file.
+	ConfigHash string
+	// Image is the bridge image.
+	Image string
+}
+
+// Name is the name of every namespaced object of the bridge named instance.
+func Name(instance string) string { return truncate(instance, "-opamp-bridge") }
+
+// ClusterRoleName is the name of the cluster-scoped RBAC of a cluster-wide
+// bridge; it carries the namespace since names are cluster-unique.
+func ClusterRoleName(namespace, instance string) string {
+	return truncate("shardwise-"+namespace+"-"+instance, "-opamp-bridge")
+}
+
+func truncate(instance, suffix string) string {
+	const maxLen = 63
+	if over := len(instance) + len(suffix) - maxLen; over > 0 {
+		instance = instance[:len(instance)-over]
+		for len(instance) > 0 && (instance[len(instance)-1] == '-' || instance[len(instance)-1] == '.') {
+			instance = instance[:len(instance)-1]
+		}
+	}
+	return instance + suffix
+}
+
+// Build returns the desired objects of a bridge.
+func Build(b *v1alpha1.OpAMPBridge, s Settings) (Bridge, error) {
+	ns := b.Namespace
+	name := Name(b.Name)
+	labels := manifests.Labels(ns, b.Name, Component, name)
+	selector := manifests.SelectorLabels(ns, b.Name, Component)
+
+	rendered, err := RenderConfig(b)
+	if err != nil {
+		return Bridge{}, err
+	}
+	hash := manifests.Hash(rendered)
+	image := b.Spec.Image
+	if image == "" {
+		image = s.Image
+	}
+	out := Bridge{ConfigHash: hash, Image: image}
+	out.Objects = append(out.Objects, &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(ns, name, labels),
+		Data:       map[string]string{ConfigKey: rendered},
+	})
+	sa := b.Spec.ServiceAccount
+	if sa == "" {
+		sa = name
+		out.Objects = append(out.Objects, &corev1.ServiceAccount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: meta(ns, name, labels),
+		})
+		if s.ClusterWide {
+			out.ClusterObjects = clusterRBAC(b, name)
+		} else {
+			out.Objects = append(out.Objects, namespacedRBAC(b, name, labels)...)
+		}
+	}
+	out.Objects = append(out.Objects, service(b, name, labels, selector))
+	out.Objects = append(out.Objects, deployment(b, s, image, name, labels, selector, sa, hash))
+	return out, nil
+}
+
+// RenderConfig renders remoteconfiguration.yaml with the keys of the upstream
+// operator's bridge configuration. ReportsStatus is always on.
+func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
+	spec := b.Spec
+	capabilities := map[string]bool{string(v1alpha1.OpAMPBridgeCapabilityReportsStatus): true}
+	for k, v := range spec.Capabilities {
+		capabilities[string(k)] = v
+	}
+	capabilities[string(v1alpha1.OpAMPBridgeCapabilityReportsStatus)] = true
+	cfg := map[string]any{
+		"endpoint":     spec.Endpoint,
+		"capabilities": capabilities,
+	}
+	if spec.TLS != nil {
+		cfg["tls"] = spec.TLS
+	}
+	if len(spec.Headers) > 0 {
+		cfg["headers"] = spec.Headers
+	}
+	if spec.Proxy != nil {
+		cfg["proxy"] = spec.Proxy
+	}
+	if spec.ComponentsAllowed != nil {
+		cfg["componentsAllowed"] = spec.ComponentsAllowed
+	}
+	if spec.Description != nil {
+		cfg["description"] = map[string]any{"non_identifying_attributes": spec.Description.NonIdentifyingAttributes}
+	}
+	j, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("render bridge config: %w", err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return "", fmt.Errorf("render bridge config: %w", err)
+	}
+	return string(y), nil
+}
+
+func meta(ns, name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: maps.Clone(labels)}
+}
+
+func service(b *v1alpha1.OpAMPBridge, name string, labels, selector map[string]string) *corev1.Service {
+	ports := slices.Clone(b.Spec.Ports)
+	ports = append(ports, corev1.ServicePort{
+		Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+		TargetPort: intstr.FromInt32(opampPort),
+	})
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta(b.Namespace, name, labels),
+		Spec: corev1.ServiceSpec{
+			Selector:       maps.Clone(selector),
+			Ports:          ports,
+			IPFamilies:     b.Spec.IPFamilies,
+			IPFamilyPolicy: b.Spec.IPFamilyPolicy,
+		},
+	}
+}
+
+func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels, selector map[string]string, sa, hash string) *appsv1.Deployment {
+	spec := b.Spec
+	annotations := maps.Clone(spec.PodAnnotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationConfigHash] = hash
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+		Path: "/healthz", Port: intstr.FromString("healthz"),
+	}}}
+	args := []string{
+		"--config-file=" + configDir + "/" + ConfigKey,
+		"--name=" + b.Name,
+	}
+	if !s.ClusterWide {
+		args = append(args, "--watch-namespace="+b.Namespace)
+	}
+	mounts := append([]corev1.VolumeMount{{Name: configVolume, MountPath: configDir}}, spec.VolumeMounts...)
+	volumes := append([]corev1.Volume{{
+		Name: configVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name},
+			Items:                []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}},
+		}},
+	}}, spec.Volumes...)
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(b.Namespace, name, labels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(ptr.Deref(spec.Replicas, 1)),
+			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
+			// Never two bridges at once, not even during a rollout: both
+			// would apply every remote configuration.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: sa,
+					Containers: []corev1.Container{{
+						Name:            Container,
+						Image:           image,
+						ImagePullPolicy: spec.ImagePullPolicy,
+						Args:            args,
+						Env:             env(spec.Env),
+						EnvFrom:         spec.EnvFrom,
+						Ports: []corev1.ContainerPort{
+							{Name: "opamp", ContainerPort: opampPort, Protocol: corev1.ProtocolTCP},
+							{Name: "healthz", ContainerPort: healthzPort, Protocol: corev1.ProtocolTCP},
+						},
+						Resources:       spec.Resources,
+						VolumeMounts:    mounts,
+						LivenessProbe:   probe,
+						ReadinessProbe:  probe.DeepCopy(),
+						SecurityContext: containerSecurityContext(spec.SecurityContext),
+					}},
+					Volumes:                   volumes,
+					SecurityContext:           podSecurityContext(spec.PodSecurityContext),
+					HostNetwork:               spec.HostNetwork,
+					DNSPolicy:                 dnsPolicy(spec.HostNetwork, spec.PodDNSConfig),
+					DNSConfig:                 spec.PodDNSConfig,
+					NodeSelector:              spec.NodeSelector,
+					Tolerations:               spec.Tolerations,
+					Affinity:                  spec.Affinity,
+					PriorityClassName:         spec.PriorityClassName,
+					TopologySpreadConstraints: spec.TopologySpreadConstraints,
+				},
+			},
+		},
+	}
+}
+
+// env is the user's environment followed by what the bridge infers, each
+// only when the user has not set it: the namespace, and GOMEMLIMIT and
+// GOMAXPROCS from the container's limits.
+func env(user []corev1.EnvVar) []corev1.EnvVar {
+	out := slices.Clone(user)
+	has := func(name string) bool {
+		return slices.ContainsFunc(out, func(e corev1.EnvVar) bool { return e.Name == name })
+	}
+	if !has(namespaceEnv) {
+		out = append(out, corev1.EnvVar{Name: namespaceEnv, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
+		}})
+	}
+	for _, r := range [...]struct{ name, resource string }{{"GOMEMLIMIT", "limits.memory"}, {"GOMAXPROCS", "limits.cpu"}} {
+		if !has(r.name) {
+			out = append(out, corev1.EnvVar{Name: r.name, ValueFrom: &corev1.EnvVarSource{
+				ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: Container, Resource: r.resource},
+			}})
+		}
+	}
+	return out
+}
+
+func dnsPolicy(hostNetwork bool, cfg *corev1.PodDNSConfig) corev1.DNSPolicy {
+	switch {
+	case cfg != nil && len(cfg.Nameservers) > 0:
+		return corev1.DNSNone
+	case hostNetwork:
+		return corev1.DNSClusterFirstWithHostNet
+	}
+	return corev1.DNSClusterFirst
+}
+
+// containerSecurityContext is the user's security context with the unset
+// fields of the restricted Pod Security Standard filled in.
+func containerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
+	sc := user.DeepCopy()
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	if sc.AllowPrivilegeEscalation == nil {
+		sc.AllowPrivilegeEscalation = ptr.To(false)
+	}
+	if sc.Capabilities == nil {
+		sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+	}
+	if sc.ReadOnlyRootFilesystem == nil {
+		sc.ReadOnlyRootFilesystem = ptr.To(true)
+	}
+	if sc.RunAsNonRoot == nil {
+		sc.RunAsNonRoot = ptr.To(true)
+	}
+	if sc.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	return sc
+}
+
+// podSecurityContext is the user's pod security context with the unset
+// fields of the restricted Pod Security Standard filled in.
+func podSecurityContext(user *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	sc := user.DeepCopy()
+	if sc == nil {
+		sc = &corev1.PodSecurityContext{}
+	}
+	if sc.RunAsNonRoot == nil {
+		sc.RunAsNonRoot = ptr.To(true)
+	}
+	if sc.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	return sc
+}
+
+// Rules are what the bridge does with the API: it watches the labelled
+// collectors and creates, updates and deletes them on remote configuration,
+// and it watches the collectors' pods for their health. With restart on
+// (the AcceptsRestartCommand capability) it also patches the collectors'
+// Deployments and StatefulSets to roll their pods.
+func Rules(restart bool) []rbacv1.PolicyRule {
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"opentelemetrycollectors"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}},
+	}
+	if restart {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: []string{"patch"}})
+	}
+	return rules
+}
+
+// restarts says whether the bridge accepts the restart command.
+func restarts(b *v1alpha1.OpAMPBridge) bool {
+	return b.Spec.Capabilities[v1alpha1.OpAMPBridgeCapabilityAcceptsRestartCommand]
+}
+
+func namespacedRBAC(b *v1alpha1.OpAMPBridge, name string, labels map[string]string) []client.Object {
+	ns := b.Namespace
+	return []client.Object{
+		&rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: meta(ns, name, labels),
+			Rules:      Rules(restarts(b)),
+		},
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: meta(ns, name, labels),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+		},
+	}
+}
+
+func clusterRBAC(b *v1alpha1.OpAMPBridge, saName string) []client.Object {
+	name := ClusterRoleName(b.Namespace, b.Name)
+	labels := manifests.Labels(b.Namespace, b.Name, Component, Name(b.Name))
+	return []client.Object{
+		&rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Rules:      Rules(restarts(b)),
+		},
+		&rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: b.Namespace}},
+		},
+	}
+}

@@ -1,0 +1,224 @@
+package opampbridge_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/internal/manifests/opampbridge"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var settings = opampbridge.Settings{Image: "ghcr.io/shardwise/opamp-bridge:v0.3.0"}
+
+// UpstreamExample is the upstream operator's sample OpAMPBridge
+// (config/samples/_v1alpha1_opampbridge.yaml) with a namespace.
+const UpstreamExample = `
+apiVersion: opentelemetry.io/v1alpha1
+kind: OpAMPBridge
+metadata:
+  name: opampbridge-sample
+  namespace: observability
+spec:
+  endpoint: ws://opamp-server:4320/v1/opamp
+  capabilities:
+    AcceptsOpAMPConnectionSettings: true
+    AcceptsOtherConnectionSettings: true
+    AcceptsRemoteConfig: true
+    AcceptsRestartCommand: true
+    ReportsEffectiveConfig: true
+    ReportsHealth: true
+    ReportsOwnLogs: true
+    ReportsOwnMetrics: true
+    ReportsOwnTraces: true
+    ReportsRemoteConfig: true
+    ReportsStatus: true
+  componentsAllowed:
+    receivers:
+    - otlp
+    processors:
+    - memory_limiter
+    exporters:
+    - debug
+`
+
+const tuned = `
+apiVersion: opentelemetry.io/v1alpha1
+kind: OpAMPBridge
+metadata:
+  name: tuned
+  namespace: fleet
+spec:
+  endpoint: wss://opamp.example.com/v1/opamp
+  tls:
+    insecure_skip_verify: true
+  headers:
+    Authorization: Bearer t0ken
+  proxy:
+    url: http://proxy:3128
+  capabilities:
+    ReportsEffectiveConfig: true
+  description:
+    non_identifying_attributes:
+      cluster: east
+  image: example.com/bridge:1.2.3
+  serviceAccount: my-bridge
+  podAnnotations:
+    team: obs
+  env:
+  - name: OTELCOL_NAMESPACE
+    value: elsewhere
+  ports:
+  - name: extra
+    port: 9000
+  securityContext:
+    readOnlyRootFilesystem: false
+  podSecurityContext:
+    runAsUser: 1000
+  hostNetwork: true
+  podDnsConfig:
+    nameservers: [10.0.0.10]
+`
+
+func decode(t *testing.T, doc string) *v1alpha1.OpAMPBridge {
+	t.Helper()
+	var b v1alpha1.OpAMPBridge
+	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &b))
+	return &b
+}
+
+func render(t *testing.T, objs ...[]client.Object) string {
+	t.Helper()
+	var b strings.Builder
+	for _, list := range objs {
+		for _, o := range list {
+			if b.Len() > 0 {
+				b.WriteString("---\n")
+			}
+			y, err := yaml.Marshal(o)
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, yaml.Unmarshal(y, &m))
+			delete(m, "status")
+			y, err = yaml.Marshal(m)
+			require.NoError(t, err)
+			b.Write(y)
+		}
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden.yaml")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./internal/manifests/opampbridge -update to create it")
+	require.Equal(t, string(want), got)
+}
+
+func TestBuildGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		doc      string
+		settings opampbridge.Settings
+	}{
+		{"upstream-example", UpstreamExample, settings},
+		{"upstream-example-cluster-wide", UpstreamExample, opampbridge.Settings{Image: settings.Image, ClusterWide: true}},
+		{"tuned", tuned, settings},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := opampbridge.Build(decode(t, tc.doc), tc.settings)
+			require.NoError(t, err)
+			golden(t, tc.name, render(t, got.Objects, got.ClusterObjects))
+		})
+	}
+}
+
+// TestConfigEditChangesHash: any edit of the rendered configuration changes
+// the pod template's hash annotation (so the Deployment rolls); an edit of a
+// pod-only field does not change the ConfigMap.
+func TestConfigEditChangesHash(t *testing.T) {
+	t.Parallel()
+	base := decode(t, UpstreamExample)
+	hashOf := func(b *v1alpha1.OpAMPBridge) (string, string) {
+		out, err := opampbridge.Build(b, settings)
+		require.NoError(t, err)
+		for _, o := range out.Objects {
+			if d, ok := o.(*appsv1.Deployment); ok {
+				return out.ConfigHash, d.Spec.Template.Annotations[opampbridge.AnnotationConfigHash]
+			}
+		}
+		t.Fatal("no deployment")
+		return "", ""
+	}
+	h0, a0 := hashOf(base)
+	require.Equal(t, h0, a0)
+	for _, edit := range []func(b *v1alpha1.OpAMPBridge){
+		func(b *v1alpha1.OpAMPBridge) { b.Spec.Endpoint = "ws://other:4320/v1/opamp" },
+		func(b *v1alpha1.OpAMPBridge) { b.Spec.ComponentsAllowed["exporters"] = []string{"otlp"} },
+		func(b *v1alpha1.OpAMPBridge) { b.Spec.Headers = map[string]string{"a": "b"} },
+		func(b *v1alpha1.OpAMPBridge) {
+			b.Spec.Capabilities[v1alpha1.OpAMPBridgeCapabilityAcceptsRemoteConfig] = false
+		},
+	} {
+		b := base.DeepCopy()
+		edit(b)
+		h, a := hashOf(b)
+		require.NotEqual(t, h0, h)
+		require.Equal(t, h, a)
+	}
+	b := base.DeepCopy()
+	b.Spec.NodeSelector = map[string]string{"x": "y"}
+	h, _ := hashOf(b)
+	require.Equal(t, h0, h)
+}
+
+// TestReportsStatusAlwaysOn: the rendered configuration announces
+// ReportsStatus even when the resource does not name it.
+func TestReportsStatusAlwaysOn(t *testing.T) {
+	t.Parallel()
+	b := decode(t, tuned)
+	rendered, err := opampbridge.RenderConfig(b)
+	require.NoError(t, err)
+	var cfg struct {
+		Capabilities map[string]bool `json:"capabilities"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(rendered), &cfg))
+	require.Equal(t, map[string]bool{"ReportsStatus": true, "ReportsEffectiveConfig": true}, cfg.Capabilities)
+}
+
+// TestUserSecurityContextWins: the user's fields win, unset ones get the
+// restricted defaults.
+func TestUserSecurityContextWins(t *testing.T) {
+	t.Parallel()
+	out, err := opampbridge.Build(decode(t, tuned), settings)
+	require.NoError(t, err)
+	var pod corev1.PodSpec
+	for _, o := range out.Objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			pod = d.Spec.Template.Spec
+		}
+	}
+	sc := pod.Containers[0].SecurityContext
+	require.False(t, *sc.ReadOnlyRootFilesystem)
+	require.False(t, *sc.AllowPrivilegeEscalation)
+	require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	require.Equal(t, int64(1000), *pod.SecurityContext.RunAsUser)
+	require.True(t, *pod.SecurityContext.RunAsNonRoot)
+}
