@@ -37,6 +37,8 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&flags.HTTPSCAFile, "https-ca-file", "", "The CA that signs client certificates; overrides https.ca_file_path.")
 	fs.StringVar(&flags.HTTPSCertFile, "https-tls-cert-file", "", "The server certificate; overrides https.tls_cert_file_path.")
 	fs.StringVar(&flags.HTTPSKeyFile, "https-tls-key-file", "", "The server key; overrides https.tls_key_file_path.")
+	fs.BoolVar(&flags.AllowInsecureAuthSecrets, "allow-insecure-auth-secrets", false, "Serve secrets in /scrape_configs to clients without mutual TLS; sets allow_insecure_auth_secrets.")
+	fs.BoolVar(&flags.EnablePprof, "enable-pprof", false, "Serve /debug/pprof/ on the HTTP port (off by default); sets enable_pprof.")
 	logLevel := fs.String("log-level", "info", "Log level: debug, info, warn or error.")
 	logFormat := fs.String("log-format", "text", "Log format: text or json.")
 	if err := fs.Parse(args); err != nil {
