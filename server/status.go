@@ -50,6 +50,7 @@ type statusPage struct {
 	Searched    bool
 	ScrapeJobs  int
 	ConfigReady bool
+	Pprof       bool // link /debug/pprof/ (served only when enabled)
 }
 
 type chart struct {
@@ -128,6 +129,7 @@ func (s *Server) status(c *gin.Context) {
 	p := s.page.summary(snap)
 	p.Query = strings.TrimSpace(c.Query("q"))
 	p.ConfigReady = true
+	p.Pprof = s.opts.EnablePprof
 	if s.opts.ScrapeConfigs != nil {
 		m, ready := s.opts.ScrapeConfigs.ScrapeConfigs()
 		p.ScrapeJobs, p.ConfigReady = len(m), ready
