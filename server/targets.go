@@ -30,9 +30,6 @@ var (
 type body struct {
 	data []byte
 	etag []string // one quoted strong entity tag: a hash of data
-	// slice is the allocation.Slice the body was built from, nil for bodies
-	// not built from one.
-	slice *allocation.Slice
 }
 
 func newBody(data []byte) *body {
@@ -189,7 +186,8 @@ var errDuplicateParam = errors.New("collector_id given more than once")
 
 // jobTargets serves /jobs/:job/targets[?collector_id=X], the http_sd
 // endpoint the collector's Prometheus receiver polls. The hot path (with a
-// collector) writes precomputed bytes and allocates nothing.
+// collector) writes precomputed bytes and does no encoding: two small
+// allocations per request (80 B, BenchmarkJobTargets), none per target.
 func (s *Server) jobTargets(c *gin.Context) {
 	// The router matched on the escaped path and left the segment escaped:
 	// the client query-escaped the job name into it.
