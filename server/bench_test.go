@@ -112,6 +112,7 @@ func BenchmarkJobTargetsRebuild(b *testing.B) {
 //   - warm: /jobs/<job>/targets?collector_id= with the body cached;
 //   - cold: the same request with an empty cache (serialization included);
 //   - whole-job-warm: /jobs/<job>/targets without collector_id, cached;
+//   - whole-job-rebuilt: building that object, as every request did before;
 //   - fill: every (collector, job) pair requested once, reporting the bytes
 //     the cache then holds (cache-B) and per entry (B/entry).
 func BenchmarkJobTargetsAtScale(b *testing.B) {
@@ -178,6 +179,16 @@ func BenchmarkJobTargetsAtScale(b *testing.B) {
 			serve(b, h, whole)
 		}
 		b.ReportMetric(float64(size), "B/response")
+	})
+	b.Run("whole-job-rebuilt", func(b *testing.B) {
+		// What every request without collector_id cost before it was
+		// cached: the object rebuilt from the (warm) per-collector bodies.
+		s := newSrv(b)
+		serve(b, s.Handler(), whole)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = newBody(s.appendCollectors(nil, snap, job))
+		}
 	})
 	b.Run("fill", func(b *testing.B) {
 		reqs := make([]*http.Request, 0, collectors*jobs)

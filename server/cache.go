@@ -11,9 +11,11 @@ import (
 )
 
 // DefaultResponseCacheBytes bounds the serialized responses the server keeps
-// when Options.ResponseCacheBytes is zero. At ~2.7 KB per Kubernetes target
-// (40 meta labels), 256 MiB holds every per-collector body of ~100k targets.
-const DefaultResponseCacheBytes = 256 << 20
+// when Options.ResponseCacheBytes is zero. Every per-collector body of 100k
+// Kubernetes targets with 42 labels each takes ~276 MB (benchmarks/README.md),
+// and a cache smaller than what collectors poll each interval would evict
+// each body before its next poll, so the default leaves room above that.
+const DefaultResponseCacheBytes = 512 << 20
 
 // entryOverhead is what one cache entry costs beyond its body bytes: the
 // entry, the body struct, its entity tag and the map slot, rounded up.
