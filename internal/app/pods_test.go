@@ -69,3 +69,58 @@ config:
 	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "otel-collector-1", metav1.DeleteOptions{}))
 	eventually(t, func() bool { return len(assigned(t, base, "static job", "otel-collector-0")["otel-collector-0"]) == 8 })
 }
+
+// TestUpstreamStandaloneConfigUsesOwnNamespace runs the allocator on the
+// config the upstream operator renders for a standalone TargetAllocator
+// (collector_selector: null, no collector_namespace), with the environment
+// it sets (OTELCOL_NAMESPACE): every pod of that namespace is a collector,
+// pods elsewhere are not. Before, no collector was found at all.
+func TestUpstreamStandaloneConfigUsesOwnNamespace(t *testing.T) {
+	// Not parallel: t.Setenv.
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const own, other = "upstream-own", "upstream-other"
+	for _, ns := range []string{own, other} {
+		_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	pod := func(ns, name string) {
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"any": name}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	pod(own, "standalone-0")
+	pod(own, "standalone-1")
+	pod(other, "elsewhere-0")
+
+	golden, err := os.ReadFile(filepath.Join("testdata", "upstream", "operator-02-without-collector.yaml"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "targetallocator.yaml")
+	require.NoError(t, os.WriteFile(path, append(golden, fmt.Appendf(nil, `
+listen_addr: 127.0.0.1:0
+kube_config_file_path: %s
+config:
+  scrape_configs:
+    - job_name: static job
+      static_configs:
+        - targets: [a:1, b:1, c:1, d:1, e:1, f:1, g:1, h:1]
+`, testenv.WriteKubeconfig(t, cfg))...), 0o600))
+	t.Setenv("OTELCOL_NAMESPACE", own)
+	base, _ := start(t, path)
+
+	pods := []string{"standalone-0", "standalone-1", "elsewhere-0"}
+	eventually(t, func() bool {
+		a := assigned(t, base, "static job", pods...)
+		return count(a) == 8 && len(a["standalone-0"]) > 0 && len(a["standalone-1"]) > 0
+	})
+	require.Empty(t, assigned(t, base, "static job", "elsewhere-0")["elsewhere-0"], "a pod of another namespace is no collector")
+}
