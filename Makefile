@@ -34,13 +34,22 @@ run: build ## Run the allocator on examples/allocator.yaml (no cluster needed).
 envtest: ## Build kube-apiserver and etcd for envtest (cached outside the repo).
 	@./hack/envtest.sh >/dev/null
 
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: browser
+browser: ## Install Debian's chromium for the status page browser test, if missing (needs root and apt).
+	@if [ -x $(CHROMIUM) ]; then echo ">> browser: $(CHROMIUM) is installed"; \
+	else echo ">> browser: $(CHROMIUM) is missing: apt-get update && apt-get install -y chromium"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
+
 .PHONY: test-unit
-test-unit: ## Unit tests: no control plane, envtest tests skip.
+test-unit: ## Unit tests: no control plane, envtest tests skip, the browser test skips without chromium.
 	@echo ">> test-unit: go test ./... (envtest tests skip)"
+	@[ -x $(CHROMIUM) ] || echo ">> test-unit: $(CHROMIUM) is missing: TestStatusPageInChromium skips (make browser installs it)"
 	env -u KUBEBUILDER_ASSETS $(GO) test -count=1 ./...
 
 .PHONY: test
-test: ## All tests, against a real kube-apiserver and etcd.
+test: browser ## All tests, against a real kube-apiserver and etcd, and the status page in Chromium.
 	@echo ">> test: building the envtest control plane (cached after the first run)"
 	@assets=$$(./hack/envtest.sh) && \
 	  echo ">> test: go test ./... with KUBEBUILDER_ASSETS=$$assets" && \

@@ -58,17 +58,19 @@ func New(opts Options) (*Allocator, error) {
 	if opts.Epsilon < 0 {
 		return nil, fmt.Errorf("epsilon must be positive, got %v", opts.Epsilon)
 	}
+	switch opts.FallbackStrategy {
+	case "", ConsistentHashing, LeastWeighted:
+	default:
+		return nil, fmt.Errorf("allocation_fallback_strategy %q: %w (want %s or %s)", opts.FallbackStrategy, ErrUnknownStrategy, ConsistentHashing, LeastWeighted)
+	}
 	switch opts.Strategy {
 	case ConsistentHashing, LeastWeighted:
-		if opts.FallbackStrategy != "" {
-			return nil, fmt.Errorf("allocation_fallback_strategy %q: only the per-node strategy has a fallback", opts.FallbackStrategy)
-		}
+		// Only per-node has a fallback. The OpenTelemetry Operator writes
+		// allocation_fallback_strategy: consistent-hashing whatever the
+		// strategy (and its allocator ignores it), so a known name is
+		// accepted and ignored here.
+		opts.FallbackStrategy = ""
 	case PerNode:
-		switch opts.FallbackStrategy {
-		case "", ConsistentHashing, LeastWeighted:
-		default:
-			return nil, fmt.Errorf("allocation_fallback_strategy %q: %w (want %s or %s)", opts.FallbackStrategy, ErrUnknownStrategy, ConsistentHashing, LeastWeighted)
-		}
 	default:
 		return nil, fmt.Errorf("allocation_strategy %q: %w (want %s)", opts.Strategy, ErrUnknownStrategy, strings.Join(Strategies(), ", "))
 	}

@@ -22,7 +22,11 @@ func TestNewValidatesOptions(t *testing.T) {
 		{name: "defaults", opts: Options{}},
 		{name: "unknown strategy", opts: Options{Strategy: "round-robin"}, wantErr: ErrUnknownStrategy, errText: `"round-robin"`},
 		{name: "unknown fallback", opts: Options{Strategy: PerNode, FallbackStrategy: "x"}, wantErr: ErrUnknownStrategy, errText: `"x"`},
-		{name: "fallback without per-node", opts: Options{Strategy: LeastWeighted, FallbackStrategy: ConsistentHashing}, errText: "only the per-node"},
+		// The OpenTelemetry Operator writes allocation_fallback_strategy:
+		// consistent-hashing whatever the strategy; only per-node uses it.
+		{name: "fallback ignored without per-node", opts: Options{Strategy: LeastWeighted, FallbackStrategy: ConsistentHashing}},
+		{name: "fallback ignored with consistent-hashing", opts: Options{Strategy: ConsistentHashing, FallbackStrategy: ConsistentHashing}},
+		{name: "unknown fallback without per-node", opts: Options{Strategy: ConsistentHashing, FallbackStrategy: "consistent-hash"}, wantErr: ErrUnknownStrategy, errText: `"consistent-hash"`},
 		{name: "negative epsilon", opts: Options{Epsilon: -1}, errText: "epsilon"},
 		{name: "per-node with fallback", opts: Options{Strategy: PerNode, FallbackStrategy: LeastWeighted}},
 	} {

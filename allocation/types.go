@@ -50,7 +50,8 @@ type Options struct {
 	// Strategy is ConsistentHashing (the default when empty), LeastWeighted or PerNode.
 	Strategy string
 	// FallbackStrategy places targets that per-node cannot place; empty leaves
-	// them unassigned.
+	// them unassigned. Other strategies accept a known name and ignore it
+	// (Options reports it empty), as the OpenTelemetry Operator's allocator does.
 	FallbackStrategy string
 	// Epsilon bounds the load for consistent-hashing: no collector holds more
 	// than ceil((1+Epsilon)·T/N) targets. Zero means DefaultEpsilon.

@@ -158,6 +158,12 @@ type PrometheusCRConfig struct {
 	ServiceDiscoveryRole monitoringv1.ServiceDiscoveryRole `yaml:"service_discovery_role,omitempty"`
 	// CRDPollInterval is how often absent CRDs are looked for. Zero means 30s.
 	CRDPollInterval time.Duration `yaml:"crd_poll_interval,omitempty"`
+	// DenyFSAccessThroughSMs refuses ServiceMonitors and PodMonitors that
+	// read files of the collector's file system (bearerTokenFile, TLS
+	// caFile/certFile/keyFile), as prometheus-operator's
+	// arbitraryFSAccessThroughSMs.deny: the whole resource is skipped with a
+	// Warning event (the upstream allocator drops only the endpoint).
+	DenyFSAccessThroughSMs bool `yaml:"deny_fs_access_through_sms,omitempty"`
 }
 
 // UnmarshalYAML implements yaml.v2's Unmarshaler.

@@ -142,6 +142,7 @@ func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interfac
 				ServiceDiscoveryRole:            &role,
 				ScrapeProtocols:                 cr.ScrapeProtocols,
 				ScrapeClasses:                   cr.ScrapeClasses,
+				ArbitraryFSAccessThroughSMs:     monitoringv1.ArbitraryFSAccessThroughSMsConfig{Deny: cr.DenyFSAccessThroughSMs},
 			},
 		},
 	}

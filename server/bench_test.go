@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"testing"
 
@@ -103,4 +104,112 @@ func BenchmarkJobTargetsRebuild(b *testing.B) {
 		_ = newBody(appendSlice(make([]byte, 0, 256*len(sl.Targets)), sl))
 	}
 	b.ReportMetric(float64(len(sl.Targets)), "targets/response")
+}
+
+// BenchmarkJobTargetsAtScale serves http_sd at 1,000 collectors × 200 jobs
+// (200k targets, about one per (collector, job)), through the full handler
+// chain:
+//   - warm: /jobs/<job>/targets?collector_id= with the body cached;
+//   - cold: the same request with an empty cache (serialization included);
+//   - whole-job-warm: /jobs/<job>/targets without collector_id, cached;
+//   - whole-job-rebuilt: building that object, as every request did before;
+//   - fill: every (collector, job) pair requested once, reporting the bytes
+//     the cache then holds (cache-B) and per entry (B/entry).
+func BenchmarkJobTargetsAtScale(b *testing.B) {
+	const collectors, jobs = 1000, 200
+	a, err := allocation.New(allocation.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.SetCollectors(mkCollectors(collectors))
+	a.SetJobTargets(benchTargets(collectors*jobs, jobs))
+	snap := a.Snapshot()
+	const job = "serviceMonitor/ns-42/app/0"
+	col := ""
+	for _, c := range snap.Collectors() {
+		if sl := snap.Slice(c, job); sl != nil && len(sl.Targets) > 0 {
+			col = c
+			break
+		}
+	}
+	path := "/jobs/" + url.QueryEscape(job) + "/targets"
+	one := httptest.NewRequestWithContext(context.Background(), http.MethodGet, path+"?collector_id="+col, nil)
+	whole := httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil)
+	newSrv := func(b *testing.B) *Server {
+		s, err := New(Options{Assignments: a})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	serve := func(b *testing.B, h http.Handler, r *http.Request) int {
+		w := &discardWriter{header: http.Header{}}
+		h.ServeHTTP(w, r)
+		if w.code != http.StatusOK {
+			b.Fatalf("status %d", w.code)
+		}
+		return w.n
+	}
+
+	b.Run("warm", func(b *testing.B) {
+		s := newSrv(b)
+		h := s.Handler()
+		size := serve(b, h, one)
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, h, one)
+		}
+		b.ReportMetric(float64(size), "B/response")
+	})
+	b.Run("cold", func(b *testing.B) {
+		s := newSrv(b)
+		h := s.Handler()
+		b.ReportAllocs()
+		for b.Loop() {
+			s.cache = newBodyCache(DefaultResponseCacheBytes, s.metrics)
+			serve(b, h, one)
+		}
+	})
+	b.Run("whole-job-warm", func(b *testing.B) {
+		s := newSrv(b)
+		h := s.Handler()
+		size := serve(b, h, whole)
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, h, whole)
+		}
+		b.ReportMetric(float64(size), "B/response")
+	})
+	b.Run("whole-job-rebuilt", func(b *testing.B) {
+		// What every request without collector_id cost before it was
+		// cached: the object rebuilt from the (warm) per-collector bodies.
+		s := newSrv(b)
+		serve(b, s.Handler(), whole)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = newBody(s.appendCollectors(nil, snap, job))
+		}
+	})
+	b.Run("fill", func(b *testing.B) {
+		reqs := make([]*http.Request, 0, collectors*jobs)
+		for _, j := range snap.Jobs() {
+			for _, c := range snap.Collectors() {
+				reqs = append(reqs, httptest.NewRequestWithContext(context.Background(), http.MethodGet,
+					"/jobs/"+url.QueryEscape(j)+"/targets?collector_id="+c, nil))
+			}
+		}
+		var entries int
+		var held int64
+		for b.Loop() {
+			s := newSrv(b)
+			h := s.Handler()
+			for _, r := range reqs {
+				serve(b, h, r)
+			}
+			entries, held = s.cache.stats()
+		}
+		b.ReportMetric(float64(held), "cache-B")
+		b.ReportMetric(float64(held)/float64(max(1, entries)), "B/entry")
+		b.ReportMetric(float64(entries), "entries")
+	})
 }

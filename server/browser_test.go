@@ -3,115 +3,159 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"image/png"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
 
+// chromiumPath is Debian's chromium, installed by `make browser` (a step of
+// `make test`). The test does not install anything itself.
 const chromiumPath = "/usr/bin/chromium"
 
-// ensureChromium returns the path of Debian's chromium, installing the
-// package when it is missing, or skips the test when that is impossible.
-func ensureChromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skipf("status page browser test skipped: %s is missing and apt-get is not available to install Debian's chromium package", chromiumPath)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"update"}, {"install", "-y", "chromium"}} {
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("status page browser test skipped: %s is missing and `apt-get %v` failed (%v): %s", chromiumPath, args, err, lastLines(out, 5))
-		}
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("status page browser test skipped: apt-get installed chromium but %s is still missing", chromiumPath)
-	}
-	return chromiumPath
+// renderedBar is a bar of the chart as the browser laid it out.
+type renderedBar struct {
+	Collector string  `json:"collector"`
+	Count     int     `json:"count"`
+	Label     string  `json:"label"` // the count printed next to the bar
+	Width     float64 `json:"width"` // rendered width in px
 }
 
-func lastLines(b []byte, n int) []byte {
-	lines := bytes.Split(bytes.TrimSpace(b), []byte{'\n'})
-	return bytes.Join(lines[max(0, len(lines)-n):], []byte{'\n'})
-}
-
-// TestStatusPageInChromium loads the status page in headless Chromium,
-// checks in the rendered DOM that every collector's bar is there, and keeps
-// a screenshot that must show the bars.
+// TestStatusPageInChromium loads the status page in headless Chromium driven
+// over the DevTools protocol and checks the rendered DOM against the API:
+// one bar per collector whose count is the collector's targets as served
+// by /jobs/<job>/targets, the balance figure, and a target lookup typed into
+// the form that finds the target's collector. A screenshot is kept in bin/
+// for people to look at.
 func TestStatusPageInChromium(t *testing.T) {
 	t.Parallel()
-	bin := ensureChromium(t)
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("status page browser test skipped: %s is missing; `make browser` installs Debian's chromium (make test runs it)", chromiumPath)
+	}
 	a := statusFixture(t)
 	a.SetCollectors(mkCollectors(7))
 	ts := httptest.NewServer(newServer(t, a, &fakeConfigs{ready: true}).Handler())
 	t.Cleanup(ts.Close)
+	t.Cleanup(ts.Client().CloseIdleConnections)
 
-	dir := t.TempDir()
-	shot := filepath.Join(dir, "status.png")
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"),
-		"--screenshot="+shot, "--window-size=1200,900", "--dump-dom",
-		ts.URL+"/")
-	// Chromium forks helpers: run it in its own process group and kill the
-	// whole group on timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "chromium: %s", lastLines(stderr.Bytes(), 10))
-
-	dom := stdout.String()
-	snap := a.Snapshot()
-	require.Len(t, snap.Collectors(), 7)
-	for i, c := range snap.Collectors() {
-		require.Contains(t, dom, `data-collector="`+c+`" data-count="`+strconv.Itoa(snap.Loads()[i])+`"`, "bar of %s in the rendered DOM", c)
-	}
-	require.Equal(t, 7, bytes.Count(stdout.Bytes(), []byte(`<rect class="bar"`)))
-
-	raw, err := os.ReadFile(shot)
-	require.NoError(t, err)
-	require.Greater(t, len(raw), 10_000, "a non-trivial PNG")
-	img, err := png.Decode(bytes.NewReader(raw))
-	require.NoError(t, err)
-	require.Equal(t, 1200, img.Bounds().Dx())
-	require.Equal(t, 900, img.Bounds().Dy())
-	// The bars' fill (#3c78d8) covers a good part of the chart.
-	bars, colors := 0, map[uint32]bool{}
-	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
-		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
-			r, g, b, _ := img.At(x, y).RGBA()
-			r, g, b = r>>8, g>>8, b>>8
-			colors[r<<16|g<<8|b] = true
-			if r == 0x3c && g == 0x78 && b == 0xd8 {
-				bars++
+	// What the API serves: targets per collector over every job.
+	want := map[string]int{}
+	var jobs map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(apiGet(t, ts, "/jobs"), &jobs))
+	require.NotEmpty(t, jobs)
+	owner := map[string]string{} // address -> collector
+	for job := range jobs {
+		var byCollector map[string]collectorEntry
+		require.NoError(t, json.Unmarshal(apiGet(t, ts, "/jobs/"+url.QueryEscape(job)+"/targets"), &byCollector))
+		for col, e := range byCollector {
+			want[col] += len(e.Targets)
+			for _, tg := range e.Targets {
+				owner[tg.Targets[0]] = col
 			}
 		}
 	}
-	require.Greater(t, len(colors), 20, "more than a blank page")
-	require.Greater(t, bars, 7*16*100, "every bar is painted (about 16 px high, hundreds wide)")
-	t.Logf("screenshot kept at %s (%d bytes, %d bar pixels)", shot, len(raw), bars)
-	if out := os.Getenv("SHARDWISE_SCREENSHOT_DIR"); out != "" {
-		// t.TempDir is removed with the test; this keeps a copy to look at.
-		require.NoError(t, os.WriteFile(filepath.Join(out, "status.png"), raw, 0o644))
+	require.Len(t, want, 7)
+	peak, total := 0, 0
+	for _, n := range want {
+		peak, total = max(peak, n), total+n
 	}
+	wantBalance := fmt.Sprintf("%.3f", float64(peak)/(float64(total)/float64(len(want))))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
+		chromedp.WindowSize(1200, 900),
+		// This machine's network is closed: no background connections.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+
+	run := func(a ...chromedp.Action[chromedp.Void]) { require.NoError(t, chromedp.Do(bctx, a...)) }
+	run(chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.ID("chart")))
+	bars, err := chromedp.Run(bctx, chromedp.Evaluate[[]renderedBar](`Array.from(document.querySelectorAll('rect.bar')).map(r => ({
+		collector: r.dataset.collector,
+		count: Number(r.dataset.count),
+		label: r.parentNode.querySelectorAll('text')[1].textContent,
+		width: r.getBoundingClientRect().width,
+	}))`))
+	require.NoError(t, err)
+	balance, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("balance")))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+
+	require.Len(t, bars, 7, "one bar per collector")
+	seen := map[string]bool{}
+	for _, b := range bars {
+		require.False(t, seen[b.Collector], "one bar for %s", b.Collector)
+		seen[b.Collector] = true
+		require.Equal(t, want[b.Collector], b.Count, "bar of %s: the API serves it %d targets", b.Collector, want[b.Collector])
+		require.Equal(t, strconv.Itoa(want[b.Collector]), b.Label)
+		require.Positive(t, b.Width, "bar of %s is laid out", b.Collector)
+		if want[b.Collector] == peak {
+			require.InDelta(t, chartBarWidth, b.Width, 1, "the busiest collector's bar is full width")
+		}
+	}
+	require.Equal(t, wantBalance, balance)
+
+	// A lookup typed into the form finds the target and its collector.
+	var addr string
+	for a := range owner {
+		addr = a
+		break
+	}
+	run(
+		chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), addr),
+		chromedp.Submit(chromedp.CSS(`input[name="q"]`)),
+		chromedp.WaitVisible(chromedp.ID("hits")),
+	)
+	hit, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#hits tr')[1].cells).slice(0, 3).map(c => c.textContent)`))
+	require.NoError(t, err)
+	require.Len(t, hit, 3)
+	require.Equal(t, addr, hit[1])
+	require.Equal(t, owner[addr], hit[2], "the lookup names the collector the API serves the target to")
+
+	require.Greater(t, len(shot), 10_000, "a non-trivial screenshot")
+	dir := os.Getenv("SHARDWISE_SCREENSHOT_DIR")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "bin")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, "status-page.png")
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot of the status page kept at %s (%d bytes)", path, len(shot))
+}
+
+// apiGet GETs path from ts's handler and returns the body of a 200 answer.
+func apiGet(t *testing.T, ts *httptest.Server, path string) []byte {
+	t.Helper()
+	w := get(t, ts.Config.Handler, path)
+	require.Equal(t, 200, w.Code, path)
+	return w.Body.Bytes()
 }

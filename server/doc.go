@@ -1,6 +1,7 @@
 // Package server is the allocator's HTTP API, the wire contract of the
 // OpenTelemetry Collector's Prometheus receiver (/scrape_configs, /jobs,
-// /jobs/<job>/targets), plus health, metrics, pprof and a status page.
+// /jobs/<job>/targets), plus health, metrics, a status page and, when
+// enabled, pprof.
 // It is the only package that knows gin. It reads allocation results through a
 // small read-only interface and never waits on a rebalance.
 //
@@ -12,8 +13,14 @@
 //   - /jobs/<job>/targets?collector_id=X always answers 200 with a JSON list
 //     ([] for an unknown job or collector) in the slice's stable order. Its
 //     bytes are serialized once per allocation.Slice Version and served from
-//     a bounded cache with a content-hash ETag; the hot path does no JSON
-//     encoding. Only a malformed request gets a 400 with {"error": "..."}.
+//     a cache bounded in bytes (least recently used evicted first) with a
+//     content-hash ETag; the hot path does no JSON encoding. Without
+//     collector_id the whole-job object is cached per snapshot. Only a
+//     malformed request gets a 400 with {"error": "..."}.
+//   - Work per request is bounded: connections have read-header, read,
+//     write and idle timeouts; the status page summary is computed once per
+//     snapshot; pprof is off unless Options.EnablePprof, and its profile
+//     durations are capped (400 above maxProfileDuration).
 //   - /scrape_configs always answers a JSON object. Secrets are "<secret>"
 //     unless the request came over verified mutual TLS or insecure delivery
 //     was allowed; the decision is per request and per Server, never the

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
@@ -16,14 +17,16 @@ import (
 // metrics are the serving metrics. The allocation metrics (targets per
 // collector, movement) belong to the allocator's wiring, not here.
 type metrics struct {
-	duration   *prometheus.HistogramVec
-	inFlight   prometheus.Gauge
-	panics     prometheus.Counter
-	cacheHits  prometheus.Counter
-	cacheMiss  prometheus.Counter
-	cacheSize  prometheus.Gauge
-	encodeErrs prometheus.Counter
-	tlsReloads *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	inFlight       prometheus.Gauge
+	panics         prometheus.Counter
+	cacheHits      prometheus.Counter
+	cacheMiss      prometheus.Counter
+	cacheSize      prometheus.Gauge
+	cacheBytes     prometheus.Gauge
+	cacheEvictions prometheus.Counter
+	encodeErrs     prometheus.Counter
+	tlsReloads     *prometheus.CounterVec
 
 	mu        sync.RWMutex // guards observers
 	observers map[routeCode]prometheus.Observer
@@ -59,7 +62,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		cacheSize: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shardwise_allocator_http_target_cache_entries",
-			Help: "Serialized per (collector, job) target responses held in the cache.",
+			Help: "Serialized target responses (per collector and job, or per whole job) held in the cache.",
+		}),
+		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shardwise_allocator_http_target_cache_bytes",
+			Help: "Bytes held by the target response cache, bounded by the response cache size.",
+		}),
+		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shardwise_allocator_http_target_cache_evictions_total",
+			Help: "Least recently used target responses evicted to keep the cache within its size in bytes.",
 		}),
 		encodeErrs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shardwise_allocator_scrape_configs_encode_errors_total",
@@ -71,7 +82,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"result"}),
 		observers: map[routeCode]prometheus.Observer{},
 	}
-	cs := []prometheus.Collector{m.duration, m.inFlight, m.panics, m.cacheHits, m.cacheMiss, m.cacheSize, m.encodeErrs, m.tlsReloads}
+	cs := []prometheus.Collector{m.duration, m.inFlight, m.panics, m.cacheHits, m.cacheMiss, m.cacheSize, m.cacheBytes, m.cacheEvictions, m.encodeErrs, m.tlsReloads}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -117,8 +128,21 @@ func (s *Server) metricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{})
 }
 
-// pprofHandler serves net/http/pprof under /debug/pprof/.
-func pprofHandler(c *gin.Context) {
+// maxProfileDuration bounds the `seconds` of /debug/pprof/profile and
+// /debug/pprof/trace, and of the delta profiles (heap, allocs, ...), so a
+// request cannot keep a profiler and a connection busy for long.
+const maxProfileDuration = 60 * time.Second
+
+// pprof serves net/http/pprof under /debug/pprof/ (only with EnablePprof).
+// A `seconds` above maxProfileDuration is refused with 400.
+func (s *Server) pprof(c *gin.Context) {
+	if raw := c.Query("seconds"); raw != "" {
+		secs, err := strconv.ParseFloat(raw, 64)
+		if err != nil || secs <= 0 || secs > maxProfileDuration.Seconds() {
+			s.writeError(c, http.StatusBadRequest, fmt.Sprintf("seconds must be a number in (0, %d]", int(maxProfileDuration.Seconds())))
+			return
+		}
+	}
 	switch strings.TrimPrefix(c.Param("profile"), "/") {
 	case "cmdline":
 		pprof.Cmdline(c.Writer, c.Request)

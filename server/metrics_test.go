@@ -14,7 +14,7 @@ func TestMetricsAndPprof(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
 	a := newAllocator(t, 2, mkJobs(10, "a"))
-	s := newServer(t, a, nil, func(o *Options) { o.Registerer = reg })
+	s := newServer(t, a, nil, func(o *Options) { o.Registerer = reg; o.EnablePprof = true })
 	h := s.Handler()
 	get(t, h, "/jobs/a/targets?collector_id=collector-0")
 	get(t, h, "/jobs/a/targets?collector_id=collector-0")
@@ -31,6 +31,7 @@ func TestMetricsAndPprof(t *testing.T) {
 		`shardwise_allocator_http_target_cache_hits_total 1`,
 		`shardwise_allocator_http_target_cache_misses_total 1`,
 		`shardwise_allocator_http_target_cache_entries 1`,
+		`shardwise_allocator_http_target_cache_evictions_total 0`,
 	} {
 		require.Contains(t, body, want)
 	}
@@ -47,4 +48,36 @@ func TestMetricsAndPprof(t *testing.T) {
 		require.NotEmpty(t, w.Body.String(), path)
 	}
 	require.True(t, strings.Contains(get(t, h, "/debug/pprof/").Body.String(), "goroutine"))
+}
+
+// TestPprofOptIn: pprof is off unless enabled, and enabled it refuses
+// unbounded profile durations.
+func TestPprofOptIn(t *testing.T) {
+	t.Parallel()
+	a := newAllocator(t, 1, mkJobs(1, "a"))
+	off := newServer(t, a, nil).Handler()
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1", "/debug/pprof/cmdline"} {
+		require.Equal(t, http.StatusNotFound, get(t, off, path).Code, path)
+	}
+
+	on := newServer(t, a, nil, func(o *Options) { o.EnablePprof = true }).Handler()
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/debug/pprof/", http.StatusOK},
+		{"/debug/pprof/heap?debug=1", http.StatusOK},
+		{"/debug/pprof/profile?seconds=61", http.StatusBadRequest},
+		{"/debug/pprof/trace?seconds=3600", http.StatusBadRequest},
+		{"/debug/pprof/heap?seconds=1e9", http.StatusBadRequest},
+		{"/debug/pprof/profile?seconds=-1", http.StatusBadRequest},
+		{"/debug/pprof/profile?seconds=soon", http.StatusBadRequest},
+		{"/debug/pprof/trace?seconds=0.05", http.StatusOK},
+	} {
+		w := get(t, on, tc.path)
+		require.Equal(t, tc.code, w.Code, "%s: %s", tc.path, w.Body.String())
+		if tc.code == http.StatusBadRequest {
+			require.Contains(t, w.Body.String(), "seconds must be")
+		}
+	}
 }

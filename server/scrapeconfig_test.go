@@ -278,3 +278,43 @@ func TestScrapeConfigsConcurrentChanges(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestLibraryMarshallerCannotReveal pins down why encodeScrapeConfigs is not
+// yaml.Marshal plus YAML-to-JSON: Prometheus' own marshallers always write a
+// proxy URL's password as "xxxxx", and reveal Secrets only through the
+// process-global MarshalSecretValue. If a later prometheus/common lifts
+// either, this test fails and the encoder can go.
+func TestLibraryMarshallerCannotReveal(t *testing.T) {
+	t.Parallel()
+	configs := loadFixture(t, fixtureYAML)
+	out := string(reference(t, configs))
+	require.NotContains(t, out, "proxy-s3cret")
+	require.Contains(t, out, "xxxxx", "the library redacts URL passwords unconditionally")
+	require.Contains(t, out, `"\u003csecret\u003e"`, "and Secrets unless the process-global switch is set")
+}
+
+// BenchmarkScrapeConfigsEncode compares the encoder with the library path
+// (yaml.v2 Marshal, then YAML to JSON) on the fixture, redacted.
+func BenchmarkScrapeConfigsEncode(b *testing.B) {
+	configs := loadFixture(b, fixtureYAML)
+	b.Run("encoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeScrapeConfigs(configs, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("yaml-library", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			y, err := yaml.Marshal(configs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := k8syaml.YAMLToJSON(y); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

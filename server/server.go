@@ -85,6 +85,15 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful shutdown when Run's context is
 	// done; DefaultShutdownTimeout when zero.
 	ShutdownTimeout time.Duration
+
+	// ResponseCacheBytes bounds the serialized target responses kept in
+	// memory (per-collector and whole-job bodies); the least recently used
+	// are evicted past it. DefaultResponseCacheBytes when zero.
+	ResponseCacheBytes int64
+	// EnablePprof serves net/http/pprof under /debug/pprof/. Off by
+	// default: the plain HTTP port answers anyone, and a profile costs CPU.
+	// Profiles and traces are bounded to maxProfileDuration.
+	EnablePprof bool
 }
 
 // HTTPSOptions configure the mutual-TLS listener. The field names follow the
@@ -112,9 +121,10 @@ type Server struct {
 	metrics *metrics
 	tls     *certReloader // nil without HTTPS
 
-	slices  *sliceCache
+	cache   *bodyCache
 	configs configCache
 	jobs    jobsCache
+	page    statusCache
 
 	mu        sync.Mutex    // guards running
 	running   bool          // Run has been called
@@ -135,6 +145,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.ResponseCacheBytes < 0 {
+		return nil, errors.New("server: Options.ResponseCacheBytes is negative")
+	}
+	if opts.ResponseCacheBytes == 0 {
+		opts.ResponseCacheBytes = DefaultResponseCacheBytes
 	}
 	log := opts.Logger
 	if log == nil {
@@ -162,7 +178,7 @@ func New(opts Options) (*Server, error) {
 		opts:      opts,
 		log:       log,
 		metrics:   m,
-		slices:    newSliceCache(maxCachedSlices, m),
+		cache:     newBodyCache(opts.ResponseCacheBytes, m),
 		listening: make(chan struct{}),
 	}
 	if opts.HTTPS != nil {
@@ -262,14 +278,26 @@ func (s *Server) Run(ctx context.Context) error {
 	return runErr
 }
 
-// httpServer returns an http.Server for the engine. There is no write
-// timeout: pprof profiles stream for as long as asked. Idle keep-alive
-// connections (collectors poll every interval) are closed after a while.
+// Connection timeouts. Requests carry no body, so reading one is quick;
+// writing one may take a while for a large job to a slow client, and a pprof
+// profile streams for up to maxProfileDuration. Idle keep-alive connections
+// (collectors poll every interval, 30s by default) are closed after a while.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = maxProfileDuration + time.Minute
+	idleTimeout       = 5 * time.Minute
+)
+
+// httpServer returns an http.Server for the engine with every phase of a
+// connection bounded.
 func (s *Server) httpServer(errLog *log.Logger, tlsConfig *tls.Config) *http.Server {
 	return &http.Server{
 		Handler:           s.engine,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       5 * time.Minute,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          errLog,
 		TLSConfig:         tlsConfig,
 	}
@@ -309,7 +337,9 @@ func (s *Server) router() *gin.Engine {
 	r.GET("/livez", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(s.metricsHandler()))
-	r.GET("/debug/pprof/*profile", pprofHandler)
+	if s.opts.EnablePprof {
+		r.GET("/debug/pprof/*profile", s.pprof)
+	}
 	return r
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"weak"
 
 	"github.com/gin-gonic/gin"
 
@@ -48,6 +50,7 @@ type statusPage struct {
 	Searched    bool
 	ScrapeJobs  int
 	ConfigReady bool
+	Pprof       bool // link /debug/pprof/ (served only when enabled)
 }
 
 type chart struct {
@@ -89,25 +92,74 @@ type lookupHit struct {
 	Labels                  string
 }
 
+// statusCache holds the snapshot-derived part of the status page for the
+// latest snapshot rendered: counting targets per job walks every
+// (collector, job) slice, which must not happen on every request.
+type statusCache struct {
+	cur    atomic.Pointer[statusEntry]
+	builds atomic.Int64 // snapshot summaries built, for tests
+}
+
+// statusEntry is keyed by the snapshot itself (weakly, so it does not keep
+// the snapshot alive): generations of different allocators collide.
+type statusEntry struct {
+	snap weak.Pointer[allocation.Snapshot]
+	page statusPage // the fields derived from the snapshot only
+}
+
+// summary returns the snapshot-derived fields of the status page.
+func (c *statusCache) summary(snap *allocation.Snapshot) statusPage {
+	key := weak.Make(snap)
+	if e := c.cur.Load(); e != nil && e.snap == key {
+		return e.page
+	}
+	c.builds.Add(1)
+	e := &statusEntry{snap: key, page: summarize(snap)}
+	c.cur.Store(e)
+	return e.page
+}
+
 // status renders the human status page at /: target counts per collector as
 // an inline SVG bar chart, balance, jobs, recent rebalances and a target
-// lookup (?q= matches addresses and job names by substring).
+// lookup (?q= matches addresses and job names by substring). The summary is
+// computed once per snapshot; a lookup scans the targets and stops at
+// maxLookupHits.
 func (s *Server) status(c *gin.Context) {
 	snap := s.opts.Assignments.Snapshot()
-	p := statusPage{
-		Generation:  snap.Generation(),
-		Strategy:    snap.Strategy(),
-		Targets:     snap.Targets(),
-		Unassigned:  len(snap.Unassigned()),
-		Collectors:  len(snap.Collectors()),
-		Balance:     fmt.Sprintf("%.3f", snap.Balance()),
-		Chart:       buildChart(snap),
-		Query:       strings.TrimSpace(c.Query("q")),
-		ConfigReady: true,
-	}
+	p := s.page.summary(snap)
+	p.Query = strings.TrimSpace(c.Query("q"))
+	p.ConfigReady = true
+	p.Pprof = s.opts.EnablePprof
 	if s.opts.ScrapeConfigs != nil {
 		m, ready := s.opts.ScrapeConfigs.ScrapeConfigs()
 		p.ScrapeJobs, p.ConfigReady = len(m), ready
+	}
+	if p.Query != "" {
+		p.Searched = true
+		p.Hits, p.HitsCapped = lookup(snap, p.Query)
+	}
+	var buf bytes.Buffer
+	if err := statusTemplate.Execute(&buf, p); err != nil {
+		s.log.Error("render status page", "err", err)
+		s.writeError(c, http.StatusInternalServerError, "render status page")
+		return
+	}
+	c.Header("X-Content-Type-Options", "nosniff")
+	c.Data(http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// summarize computes the snapshot-derived fields of the status page. The
+// result's slices are shared by every request for this snapshot and must
+// not be modified.
+func summarize(snap *allocation.Snapshot) statusPage {
+	p := statusPage{
+		Generation: snap.Generation(),
+		Strategy:   snap.Strategy(),
+		Targets:    snap.Targets(),
+		Unassigned: len(snap.Unassigned()),
+		Collectors: len(snap.Collectors()),
+		Balance:    fmt.Sprintf("%.3f", snap.Balance()),
+		Chart:      buildChart(snap),
 	}
 	jobIndex := make(map[string]int, len(snap.Jobs()))
 	for _, job := range snap.Jobs() {
@@ -145,18 +197,7 @@ func (s *Server) status(c *gin.Context) {
 		}
 		p.Rebalances = append(p.Rebalances, row)
 	}
-	if p.Query != "" {
-		p.Searched = true
-		p.Hits, p.HitsCapped = lookup(snap, p.Query)
-	}
-	var buf bytes.Buffer
-	if err := statusTemplate.Execute(&buf, p); err != nil {
-		s.log.Error("render status page", "err", err)
-		s.writeError(c, http.StatusInternalServerError, "render status page")
-		return
-	}
-	c.Header("X-Content-Type-Options", "nosniff")
-	c.Data(http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+	return p
 }
 
 func buildChart(snap *allocation.Snapshot) chart {

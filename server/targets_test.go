@@ -225,9 +225,12 @@ func TestSliceCacheReuse(t *testing.T) {
 	cached := func() *body {
 		sl := a.Snapshot().Slice("collector-0", "a")
 		require.NotNil(t, sl)
-		s.slices.mu.RLock()
-		defer s.slices.mu.RUnlock()
-		return s.slices.entries[sl.Version]
+		s.cache.mu.RLock()
+		defer s.cache.mu.RUnlock()
+		if e := s.cache.entries[cacheKey{version: sl.Version}]; e != nil {
+			return e.body
+		}
+		return nil
 	}
 
 	w1 := get(t, h, target)
@@ -254,19 +257,19 @@ func TestSliceCacheReuse(t *testing.T) {
 	require.NotEqual(t, w1.Header().Get("ETag"), w2.Header().Get("ETag"))
 }
 
-func TestSliceCacheBounded(t *testing.T) {
+func TestSliceCacheSweepsDeadSlices(t *testing.T) {
 	t.Parallel()
 	a := newAllocator(t, 2, mkJobs(4, "a"))
 	s := newServer(t, a, nil)
-	s.slices = newSliceCache(8, s.metrics)
 	h := s.Handler()
-	for i := range 50 {
+	for i := range 1500 {
 		// Every round replaces the job's targets: new slices, new versions.
-		a.SetJobTargets(map[string][]*allocation.Target{"a": mkJobs(4+i, "a")["a"]})
+		a.SetJobTargets(map[string][]*allocation.Target{"a": mkJobs(4+i%7, "a")["a"]})
 		for _, c := range []string{"collector-0", "collector-1"} {
 			require.Equal(t, http.StatusOK, get(t, h, "/jobs/a/targets?collector_id="+c).Code)
 		}
-		require.LessOrEqual(t, s.slices.len(), 8)
+		n, _ := s.cache.stats()
+		require.LessOrEqual(t, n, 2*2+1024+2, "slices no snapshot holds are swept")
 	}
 }
 

@@ -66,6 +66,10 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	for _, n := range cfg.notes() {
+		log.Warn(n)
+	}
+
 	m, err := newMetrics(opts.Registry)
 	if err != nil {
 		return err
@@ -117,6 +121,8 @@ func Run(ctx context.Context, opts Options) error {
 		ListenAddr:           cfg.ListenAddr,
 		HTTPS:                https,
 		AllowInsecureSecrets: cfg.AllowInsecureAuthSecrets,
+		ResponseCacheBytes:   cfg.ResponseCacheBytes,
+		EnablePprof:          cfg.EnablePprof,
 		Logger:               log.With("component", "server"),
 		Registerer:           opts.Registry,
 		Gatherer:             opts.Registry,
@@ -370,6 +376,8 @@ func (l *loop) applyConfig(next *config) error {
 		"collector_namespace/collector_selector/collector_not_ready_grace_period": usesPods(next) != usesPods(prev) ||
 			(usesPods(next) && !reflect.DeepEqual(next.Discovery.Collector, prev.Discovery.Collector)),
 		"kube_config_file_path": next.KubeConfigFilePath != prev.KubeConfigFilePath,
+		"enable_pprof":          next.EnablePprof != prev.EnablePprof,
+		"response_cache_bytes":  next.ResponseCacheBytes != prev.ResponseCacheBytes,
 	} {
 		if changed {
 			l.log.Warn("config key changed; it takes effect after a restart", "key", key)

@@ -30,6 +30,97 @@ type config struct {
 	// BalanceEpsilon is ours: the load bound of consistent-hashing, no
 	// collector holds more than ceil((1+ε)·T/N) targets.
 	BalanceEpsilon float64 `yaml:"balance_epsilon,omitempty"`
+	// Telemetry is the upstream allocator's self-telemetry block (OTLP push
+	// of its own metrics). It is parsed and validated as upstream does; the
+	// metrics are served at /metrics only (see notes).
+	Telemetry telemetryConfig `yaml:"telemetry,omitempty"`
+	// EnablePprof is ours: serve /debug/pprof/ (off by default).
+	EnablePprof bool `yaml:"enable_pprof,omitempty"`
+	// ResponseCacheBytes is ours: the bytes of serialized target responses
+	// the server keeps (server.DefaultResponseCacheBytes when zero).
+	ResponseCacheBytes int64 `yaml:"response_cache_bytes,omitempty"`
+
+	// collectorSelectorNull records `collector_selector: null` (or an empty
+	// value): upstream reads it as every pod of the allocator's namespace.
+	collectorSelectorNull bool
+}
+
+// telemetryConfig is the upstream allocator's `telemetry:` block, with the
+// keys of the OpenTelemetry declarative configuration's meter provider
+// (opentelemetry-operator cmd/otel-allocator/internal/config TelemetryConfig).
+type telemetryConfig struct {
+	Metrics *struct {
+		Readers []struct {
+			Periodic *struct {
+				Interval int `yaml:"interval,omitempty"` // milliseconds
+				Timeout  int `yaml:"timeout,omitempty"`  // milliseconds
+				Exporter struct {
+					OTLPGrpc *otlpExporter `yaml:"otlp_grpc,omitempty"`
+					OTLPHttp *otlpExporter `yaml:"otlp_http,omitempty"`
+				} `yaml:"exporter"`
+			} `yaml:"periodic,omitempty"`
+		} `yaml:"readers,omitempty"`
+	} `yaml:"metrics,omitempty"`
+}
+
+// otlpExporter is an OTLP metric exporter of the telemetry block; tls only
+// applies to gRPC, as upstream.
+type otlpExporter struct {
+	Endpoint string `yaml:"endpoint,omitempty"`
+	Headers  []struct {
+		Name  string  `yaml:"name"`
+		Value *string `yaml:"value"`
+	} `yaml:"headers,omitempty"`
+	TemporalityPreference string `yaml:"temporality_preference,omitempty"`
+	TLS                   *struct {
+		Insecure bool `yaml:"insecure,omitempty"`
+	} `yaml:"tls,omitempty"`
+}
+
+// validate applies the upstream allocator's checks.
+func (t telemetryConfig) validate() error {
+	if t.Metrics == nil {
+		return nil
+	}
+	for i, r := range t.Metrics.Readers {
+		if r.Periodic == nil {
+			continue
+		}
+		at := fmt.Sprintf("telemetry.metrics.readers[%d].periodic", i)
+		grpc, http := r.Periodic.Exporter.OTLPGrpc, r.Periodic.Exporter.OTLPHttp
+		switch {
+		case grpc == nil && http == nil:
+			return fmt.Errorf("%s: must configure otlp_grpc or otlp_http exporter", at)
+		case grpc != nil && http != nil:
+			return fmt.Errorf("%s: otlp_grpc and otlp_http are mutually exclusive", at)
+		}
+		for name, e := range map[string]*otlpExporter{"otlp_grpc": grpc, "otlp_http": http} {
+			if e == nil {
+				continue
+			}
+			if e.Endpoint == "" {
+				return fmt.Errorf("%s.%s: endpoint must be set", at, name)
+			}
+			switch e.TemporalityPreference {
+			case "", "cumulative", "delta", "low_memory":
+			default:
+				return fmt.Errorf("%s.%s: temporality_preference must be cumulative, delta or low_memory, got %q", at, name, e.TemporalityPreference)
+			}
+			if name == "otlp_http" && e.TLS != nil {
+				return fmt.Errorf("%s.otlp_http: unknown key \"tls\" (only otlp_grpc has tls)", at)
+			}
+		}
+	}
+	return nil
+}
+
+// notes are facts about the config in force worth a log line at load.
+func (c *config) notes() []string {
+	var out []string
+	if c.Telemetry.Metrics != nil && len(c.Telemetry.Metrics.Readers) > 0 {
+		out = append(out, "telemetry.metrics.readers is accepted but shardwise does not push its metrics over OTLP: scrape /metrics instead")
+	}
+	return out
 }
 
 // httpsConfig is the `https:` block: mutual TLS for collectors that need the
@@ -47,17 +138,93 @@ type httpsConfig struct {
 var (
 	ownKeys = []string{
 		"listen_addr", "allocation_strategy", "allocation_fallback_strategy",
-		"allow_insecure_auth_secrets", "https", "kube_config_file_path", "balance_epsilon",
+		"allow_insecure_auth_secrets", "https", "kube_config_file_path", "telemetry",
+		"balance_epsilon", "enable_pprof", "response_cache_bytes",
 	}
 	discoveryKeys = []string{
 		"config", "filter_strategy", "prometheus_cr", "collector_namespace",
 		"collector_selector", "collector_not_ready_grace_period", "collectors",
 	}
+	// prometheusCRKeys are the keys of the `prometheus_cr:` block: the
+	// OpenTelemetry Operator's (v0.158) and ours (service_discovery_role,
+	// crd_poll_interval). Package discovery reads them without refusing
+	// unknown ones, so they are checked here.
+	prometheusCRKeys = []string{
+		"enabled", "allow_namespaces", "deny_namespaces", "secret_namespaces",
+		"service_monitor_selector", "service_monitor_namespace_selector",
+		"pod_monitor_selector", "pod_monitor_namespace_selector",
+		"probe_selector", "probe_namespace_selector",
+		"scrape_config_selector", "scrape_config_namespace_selector",
+		"scrape_interval", "evaluation_interval", "scrape_protocols", "scrape_classes",
+		"deny_fs_access_through_sms", "service_discovery_role", "crd_poll_interval",
+	}
 )
 
-// loadConfig reads the config file at path, applies the flags and validates
-// the result.
+// environment is what the allocator reads from its process environment, as
+// the OpenTelemetry Operator's allocator does: the operator sets
+// OTELCOL_NAMESPACE (the pod's namespace, from the downward API) and, on
+// request, ALLOW_INSECURE_AUTH_SECRETS; a pod's own namespace is also in its
+// service account's namespace file.
+type environment struct {
+	lookup        func(key string) (string, bool)
+	namespaceFile string
+}
+
+// processEnvironment is the real one.
+var processEnvironment = environment{
+	lookup:        os.LookupEnv,
+	namespaceFile: "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+}
+
+// ownNamespace is the allocator pod's namespace: $OTELCOL_NAMESPACE, else
+// $POD_NAMESPACE, else the service account's namespace file; "" outside a pod.
+func (e environment) ownNamespace() string {
+	for _, k := range []string{"OTELCOL_NAMESPACE", "POD_NAMESPACE"} {
+		if v, ok := e.lookup(k); ok && v != "" {
+			return v
+		}
+	}
+	if e.namespaceFile != "" {
+		if b, err := os.ReadFile(e.namespaceFile); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
+}
+
+// applyEnvironment gives the environment variables the upstream allocator
+// reads their meaning. The file wins over the environment; flags win over
+// both (applied later).
+func (c *config) applyEnvironment(env environment) error {
+	cc := &c.Discovery.Collector
+	if cc.CollectorNamespace == "" {
+		if ns, ok := env.lookup("OTELCOL_NAMESPACE"); ok && ns != "" {
+			cc.CollectorNamespace = ns
+		}
+	}
+	if v, ok := env.lookup("ALLOW_INSECURE_AUTH_SECRETS"); ok && v == "true" {
+		c.AllowInsecureAuthSecrets = true
+	}
+	if c.collectorSelectorNull && len(cc.Collectors) == 0 && cc.CollectorNamespace == "" {
+		// Every pod of the allocator's own namespace (a standalone
+		// TargetAllocator's config, as upstream renders it).
+		ns := env.ownNamespace()
+		if ns == "" {
+			return errors.New("collector_selector is null (every pod of the allocator's own namespace) but the namespace is unknown: set collector_namespace or $OTELCOL_NAMESPACE")
+		}
+		cc.CollectorNamespace = ns
+	}
+	return nil
+}
+
+// loadConfig reads the config file at path, applies the process environment
+// and the flags and validates the result.
 func loadConfig(path string, flags Flags) (*config, error) {
+	return loadConfigEnv(path, flags, processEnvironment)
+}
+
+// loadConfigEnv is loadConfig with the given environment.
+func loadConfigEnv(path string, flags Flags, env environment) (*config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -74,6 +241,9 @@ func loadConfig(path string, flags Flags) (*config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 		pc.SetDirectory(dir)
+	}
+	if err := c.applyEnvironment(env); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	if err := flags.apply(c); err != nil {
 		return nil, fmt.Errorf("config file %s with flags: %w", path, err)
@@ -96,6 +266,22 @@ func parseConfig(b []byte) (*config, error) {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(append(slices.Clone(ownKeys), discoveryKeys...), ", "))
 	}
+	if cr, ok := top["prometheus_cr"]; ok && cr != nil {
+		m, ok := cr.(map[any]any)
+		if !ok {
+			return nil, fmt.Errorf("prometheus_cr: want a mapping, got %T", cr)
+		}
+		for k := range m {
+			ks, _ := k.(string)
+			if !slices.Contains(prometheusCRKeys, ks) {
+				unknown = append(unknown, fmt.Sprint(k))
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return nil, fmt.Errorf("prometheus_cr: unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(prometheusCRKeys, ", "))
+		}
+	}
 
 	// Decode our keys one at a time so that an error names its key.
 	var c config
@@ -117,6 +303,15 @@ func parseConfig(b []byte) (*config, error) {
 		return nil, err
 	}
 	c.Discovery = d
+	if sel, ok := top["collector_selector"]; ok && sel == nil {
+		c.collectorSelectorNull = true
+	}
+	if err := c.Telemetry.validate(); err != nil {
+		return nil, err
+	}
+	if c.ResponseCacheBytes < 0 {
+		return nil, fmt.Errorf("response_cache_bytes: negative (%d)", c.ResponseCacheBytes)
+	}
 	if c.ListenAddr == "" {
 		c.ListenAddr = ":8080"
 	}
@@ -146,6 +341,9 @@ type Flags struct {
 	HTTPSCAFile     string // --https-ca-file: https.ca_file_path
 	HTTPSCertFile   string // --https-tls-cert-file: https.tls_cert_file_path
 	HTTPSKeyFile    string // --https-tls-key-file: https.tls_key_file_path
+	// AllowInsecureAuthSecrets: --allow-insecure-auth-secrets: allow_insecure_auth_secrets.
+	AllowInsecureAuthSecrets bool
+	EnablePprof              bool // --enable-pprof: enable_pprof (ours)
 }
 
 // apply overrides c with the flags that were set and checks the result.
@@ -159,6 +357,8 @@ func (f Flags) apply(c *config) error {
 	set(&c.KubeConfigFilePath, f.KubeConfigPath)
 	c.Discovery.PrometheusCR.Enabled = c.Discovery.PrometheusCR.Enabled || f.PrometheusCR
 	c.HTTPS.Enabled = c.HTTPS.Enabled || f.HTTPSEnabled
+	c.AllowInsecureAuthSecrets = c.AllowInsecureAuthSecrets || f.AllowInsecureAuthSecrets
+	c.EnablePprof = c.EnablePprof || f.EnablePprof
 	set(&c.HTTPS.ListenAddr, f.HTTPSListenAddr)
 	set(&c.HTTPS.CAFilePath, f.HTTPSCAFile)
 	set(&c.HTTPS.TLSCertFilePath, f.HTTPSCertFile)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -68,4 +69,80 @@ config:
 
 	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "otel-collector-1", metav1.DeleteOptions{}))
 	eventually(t, func() bool { return len(assigned(t, base, "static job", "otel-collector-0")["otel-collector-0"]) == 8 })
+}
+
+// TestUpstreamConfigsUseOwnNamespace runs the allocator on configs the
+// upstream operator renders, with the environment it sets (OTELCOL_NAMESPACE,
+// no collector_namespace in the file), against a real API server: for a
+// collector's allocator (operator-01) the pods matching the selector in that
+// namespace are the collectors, not those of another namespace; for a
+// standalone TargetAllocator (operator-02, collector_selector: null) every
+// pod of that namespace is. Before, the first counted pods of every
+// namespace and the second found no collector.
+func TestUpstreamConfigsUseOwnNamespace(t *testing.T) {
+	// Not parallel: t.Setenv.
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	pod := func(ns, name string, lbls map[string]string) {
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	// The labels upstream's selector in operator-01 matches.
+	collector := map[string]string{
+		"app.kubernetes.io/component":  "opentelemetry-collector",
+		"app.kubernetes.io/instance":   "default.my-instance",
+		"app.kubernetes.io/managed-by": "opentelemetry-operator",
+		"app.kubernetes.io/part-of":    "opentelemetry",
+	}
+	for _, tc := range []struct {
+		file, own, other string
+		own0, own1       map[string]string // labels of the two pods of the own namespace
+	}{
+		{"operator-01-collector.yaml", "upstream-col", "upstream-col-other", collector, collector},
+		{"operator-02-without-collector.yaml", "upstream-ta", "upstream-ta-other", map[string]string{"any": "a"}, map[string]string{"any": "b"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			for _, ns := range []string{tc.own, tc.other} {
+				_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+			pod(tc.own, "own-0", tc.own0)
+			pod(tc.own, "own-1", tc.own1)
+			pod(tc.other, "elsewhere-0", collector)
+
+			golden, err := os.ReadFile(filepath.Join("testdata", "upstream", tc.file))
+			require.NoError(t, err)
+			var top map[string]any
+			require.NoError(t, yaml.Unmarshal(golden, &top))
+			top["listen_addr"] = "127.0.0.1:0"
+			top["kube_config_file_path"] = testenv.WriteKubeconfig(t, cfg)
+			top["config"] = map[string]any{"scrape_configs": []any{map[string]any{
+				"job_name":       "static job",
+				"static_configs": []any{map[string]any{"targets": []string{"a:1", "b:1", "c:1", "d:1", "e:1", "f:1", "g:1", "h:1"}}},
+			}}}
+			b, err := yaml.Marshal(top)
+			require.NoError(t, err)
+			path := filepath.Join(t.TempDir(), "targetallocator.yaml")
+			require.NoError(t, os.WriteFile(path, b, 0o600))
+			t.Setenv("OTELCOL_NAMESPACE", tc.own)
+			base, _ := start(t, path)
+
+			pods := []string{"own-0", "own-1", "elsewhere-0"}
+			eventually(t, func() bool {
+				a := assigned(t, base, "static job", pods...)
+				return count(a) == 8 && len(a["own-0"]) > 0 && len(a["own-1"]) > 0
+			})
+			require.Empty(t, assigned(t, base, "static job", "elsewhere-0")["elsewhere-0"], "a pod of another namespace is no collector")
+		})
+	}
 }
