@@ -39,10 +39,14 @@
 // # Contracts
 //
 //   - Manager.Updates: the first Update carries ScrapeConfigs (possibly
-//     empty) and every job's targets; it is sent once service discovery has
-//     reported since the job set last changed (and, with
-//     WaitForOperatorConfig, once prometheus-operator jobs arrived), at once
-//     when there are no jobs, at the latest after FirstSyncTimeout (10s). Later Updates carry ScrapeConfigs only
+//     empty) and every job's targets; it is sent once every service
+//     discovery provider of every job has delivered its initial targets
+//     (and, with WaitForOperatorConfig, once prometheus-operator jobs
+//     arrived, however long that takes), at once when there are no jobs, at
+//     the latest after FirstSyncTimeout (30s) with the late jobs in
+//     Update.Pending. A job whose providers have not all reported keeps its
+//     earlier targets (a reload never empties it in between) or, without
+//     any, is pending: never served as empty. Later Updates carry ScrapeConfigs only
 //     when the job set changed, and Targets only for jobs whose target set
 //     changed, each with its complete set (an empty slice: no targets). At
 //     most one Update per CoalesceInterval (1s by default); a slow consumer

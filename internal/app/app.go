@@ -220,27 +220,39 @@ func promConfig(c *config) *promconfig.Config {
 }
 
 // state is what the server reads: the current allocator (replaced when the
-// allocation settings change) and the current job set.
+// allocation settings change), the current job set, the jobs whose targets
+// are not known yet, and whether the first collector set is known.
 type state struct {
-	alloc   atomic.Pointer[allocation.Allocator]
-	configs atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
+	alloc      atomic.Pointer[allocation.Allocator]
+	configs    atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
+	pending    atomic.Pointer[map[string]bool]                     // immutable; nil means none
+	collectors atomic.Bool                                         // the first collector set is applied
 }
 
 var (
 	_ server.Assignments   = (*state)(nil)
 	_ server.ScrapeConfigs = (*state)(nil)
+	_ server.PendingJobs   = (*state)(nil)
 )
 
 // Snapshot implements server.Assignments.
 func (s *state) Snapshot() *allocation.Snapshot { return s.alloc.Load().Snapshot() }
 
-// ScrapeConfigs implements server.ScrapeConfigs.
+// ScrapeConfigs implements server.ScrapeConfigs: ready once discovery's
+// first update (every job's providers reported, or the bounded wait ended)
+// and the first collector set have been applied.
 func (s *state) ScrapeConfigs() (map[string]*promconfig.ScrapeConfig, bool) {
 	p := s.configs.Load()
 	if p == nil {
 		return nil, false
 	}
-	return *p, true
+	return *p, s.collectors.Load()
+}
+
+// JobPending implements server.PendingJobs.
+func (s *state) JobPending(job string) bool {
+	p := s.pending.Load()
+	return p != nil && (*p)[job]
 }
 
 // loop owns the allocator's inputs: only its goroutine writes to the
@@ -293,10 +305,23 @@ func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-
 }
 
 func (l *loop) apply(u discovery.Update) {
-	if u.ScrapeConfigs != nil {
-		jobs := u.ScrapeConfigs
-		l.state.configs.Store(&jobs)
+	// A job joins pending before its (empty) targets are applied and leaves
+	// it after its targets are in place.
+	if p := l.state.pending.Load(); p != nil && len(u.Pending) > 0 {
+		both := maps.Clone(*p)
+		maps.Copy(both, u.Pending)
+		l.state.pending.Store(&both)
+	} else if len(u.Pending) > 0 {
+		l.state.pending.Store(&u.Pending)
 	}
+	defer func() {
+		pending := u.Pending
+		l.state.pending.Store(&pending)
+		if u.ScrapeConfigs != nil {
+			jobs := u.ScrapeConfigs
+			l.state.configs.Store(&jobs)
+		}
+	}()
 	if len(u.Targets) == 0 {
 		return
 	}
@@ -317,6 +342,7 @@ func (l *loop) setCollectors(cs []allocation.Collector) {
 	a := l.state.alloc.Load()
 	res := a.SetCollectors(cs)
 	l.observe(res, a)
+	l.state.collectors.Store(true)
 }
 
 func (l *loop) observe(res allocation.Result, a *allocation.Allocator) {
