@@ -62,6 +62,12 @@ type OperatorWatcherOptions struct {
 	Namespace string
 	// MinInterval is the least time between two generations. Zero means 1s.
 	MinInterval time.Duration
+	// SyncTimeout bounds the wait for the first list of namespaces and of
+	// each kind; the first generation goes ahead without those not listed
+	// by then (each is logged and shardwise_allocator_informer_synced is 0),
+	// and a later one includes them once they are. Zero means
+	// DefaultSyncTimeout.
+	SyncTimeout time.Duration
 }
 
 // OperatorWatcher watches ServiceMonitors, PodMonitors, Probes and
@@ -105,6 +111,9 @@ func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interfac
 	}
 	if opts.MinInterval <= 0 {
 		opts.MinInterval = time.Second
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
 	}
 	if opts.Namespace == "" {
 		// prometheus-operator's generator panics on an empty namespace.
@@ -239,6 +248,8 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 	// Namespaces, for the namespace selectors.
 	nsFactory := k8sinformers.NewSharedInformerFactory(w.kube, 0)
 	nsInf := nsFactory.Core().V1().Namespaces().Informer()
+	nsWatched := watchInformer("Namespace", nsInf)
+	all := []*watched{nsWatched}
 	if _, err := nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify() },
 		DeleteFunc: func(any) { notify() },
@@ -327,6 +338,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 					return false, fmt.Errorf("watch %s: %w", k.kind, err)
 				}
 				infs[ns] = inf
+				name := k.kind
+				if ns != metav1.NamespaceAll {
+					name += "/" + ns
+				}
+				all = append(all, watchInformer(name, inf))
 			}
 			active[k.kind] = infs
 			started = true
@@ -337,14 +353,21 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 		}
 		return started, nil
 	}
+	// waitAll waits, bounded, for every informer's first list and reports
+	// those that cannot list: the generation goes ahead without them (one
+	// kind RBAC forbids must not hold back every job) and picks them up
+	// when they sync, since their events trigger a generation.
+	waitAll := func() bool {
+		if _, ok := waitSynced(ctx, w.opts.SyncTimeout, all); !ok {
+			return false
+		}
+		reportSynced(w.log, w.metrics, all, "cannot list prometheus-operator resources or namespaces (RBAC?); generating scrape configs without them until they are listed")
+		return true
+	}
 	if _, err := startAvailable(); err != nil {
 		return err
 	}
-	synced := []cache.InformerSynced{nsInf.HasSynced}
-	for _, infs := range active {
-		synced = append(synced, infs.synced()...)
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitAll() {
 		return nil // ctx is done
 	}
 
@@ -381,11 +404,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 				return err
 			}
 			if started {
-				for _, infs := range active {
-					if !cache.WaitForCacheSync(ctx.Done(), infs.synced()...) {
-						return nil
-					}
+				if !waitAll() {
+					return nil
 				}
+			} else {
+				reportSynced(w.log, w.metrics, all, "still cannot list prometheus-operator resources or namespaces (RBAC?)")
 			}
 			pending = true
 		}
@@ -395,122 +418,6 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 // kindInformers are the informers of one kind, by namespace ("" for all).
 type kindInformers map[string]cache.SharedIndexInformer
 
-func (k kindInformers) synced() []cache.InformerSynced {
-	out := make([]cache.InformerSynced, 0, len(k))
-	for _, inf := range k {
-		out = append(out, inf.HasSynced)
-	}
-	return out
-}
-
-// served reports whether the API server serves the kind.
-func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
-	list, err := w.kube.Discovery().ServerResourcesForGroupVersion(k.gv.String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, r := range list.APIResources {
-		if r.Name == k.resource {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// generate selects the resources, generates the scrape configs and hands
-// them to the sink. On error it keeps the previous set.
-func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, transient *error) {
-	scs, err := w.generateConfigs(ctx, sel, store, active)
-	if err == nil && *transient != nil {
-		err = fmt.Errorf("read referenced secrets and configmaps: %w", *transient)
-	}
-	if err == nil {
-		err = w.sink.ApplyOperatorConfig(scs)
-	}
-	if err != nil {
-		w.metrics.configErrors.WithLabelValues(SourceOperator).Inc()
-		w.log.Error("generate scrape configs from prometheus-operator resources; keeping the previous ones", "err", err)
-		return
-	}
-	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
-}
-
-func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) (scs []*promconfig.ScrapeConfig, err error) {
-	// prometheus-operator's generator panics on some inputs; a resource must
-	// never take the allocator down, so a panic fails this generation only.
-	defer func() {
-		if r := recover(); r != nil {
-			scs, err = nil, fmt.Errorf("prometheus-operator's config generator panicked: %v", r)
-		}
-	}()
-	list := func(kind string) prometheus.ListAllByNamespaceFn {
-		infs := active[kind]
-		return func(ns string, s labels.Selector, fn cache.AppendFunc) error {
-			if !w.allowed(ns) {
-				return nil
-			}
-			inf := infs[ns]
-			if inf == nil {
-				inf = infs[metav1.NamespaceAll]
-			}
-			if inf == nil {
-				return nil // the kind's CRD is not installed
-			}
-			return cache.ListAllByNamespace(inf.GetIndexer(), ns, s, fn)
-		}
-	}
-	sms, err := sel.SelectServiceMonitors(ctx, list(KindServiceMonitor))
-	if err != nil {
-		return nil, fmt.Errorf("select service monitors: %w", err)
-	}
-	pms, err := sel.SelectPodMonitors(ctx, list(KindPodMonitor))
-	if err != nil {
-		return nil, fmt.Errorf("select pod monitors: %w", err)
-	}
-	probes, err := sel.SelectProbes(ctx, list(KindProbe))
-	if err != nil {
-		return nil, fmt.Errorf("select probes: %w", err)
-	}
-	scrapeCfgs, err := sel.SelectScrapeConfigs(ctx, list(KindScrapeConfig))
-	if err != nil {
-		return nil, fmt.Errorf("select scrape configs: %w", err)
-	}
-	vsm, vpm, vpr, vsc := sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()
-	w.metrics.invalidResource.WithLabelValues(KindServiceMonitor).Set(float64(len(sms) - len(vsm)))
-	w.metrics.invalidResource.WithLabelValues(KindPodMonitor).Set(float64(len(pms) - len(vpm)))
-	w.metrics.invalidResource.WithLabelValues(KindProbe).Set(float64(len(probes) - len(vpr)))
-	w.metrics.invalidResource.WithLabelValues(KindScrapeConfig).Set(float64(len(scrapeCfgs) - len(vsc)))
-
-	b, err := w.gen.GenerateServerConfiguration(w.prom, vsm, vpm, vpr, vsc, store, nil, nil, nil, []string{})
-	if err != nil {
-		return nil, fmt.Errorf("generate configuration: %w", err)
-	}
-	cfg, err := LoadPromConfig(b)
-	if err != nil {
-		return nil, fmt.Errorf("load generated configuration: %w", err)
-	}
-	return cfg.ScrapeConfigs, nil
-}
-
-// restrictedSecrets reads Secrets only in the allowed namespaces, and
-// reports errors other than NotFound (the API server is unreachable, say) so
-// that a generation which met one is discarded rather than published without
-// the resources it rejected.
-type restrictedSecrets struct {
-	typedcorev1.SecretsGetter
-	allowed   map[string]bool
-	transient func(error)
-}
-
-func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
-	if r.allowed[ns] {
-		return reportingSecrets{r.SecretsGetter.Secrets(ns), r.transient}
-	}
-	return deniedSecrets{ns: ns}
-}
 
 type reportingSecrets struct {
 	typedcorev1.SecretInterface
