@@ -418,6 +418,114 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 // kindInformers are the informers of one kind, by namespace ("" for all).
 type kindInformers map[string]cache.SharedIndexInformer
 
+// served reports whether the API server serves the kind.
+func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
+	list, err := w.kube.Discovery().ServerResourcesForGroupVersion(k.gv.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == k.resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// generate selects the resources, generates the scrape configs and hands
+// them to the sink. On error it keeps the previous set.
+func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, transient *error) {
+	scs, err := w.generateConfigs(ctx, sel, store, active)
+	if err == nil && *transient != nil {
+		err = fmt.Errorf("read referenced secrets and configmaps: %w", *transient)
+	}
+	if err == nil {
+		err = w.sink.ApplyOperatorConfig(scs)
+	}
+	if err != nil {
+		w.metrics.configErrors.WithLabelValues(SourceOperator).Inc()
+		w.log.Error("generate scrape configs from prometheus-operator resources; keeping the previous ones", "err", err)
+		return
+	}
+	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
+}
+
+func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) (scs []*promconfig.ScrapeConfig, err error) {
+	// prometheus-operator's generator panics on some inputs; a resource must
+	// never take the allocator down, so a panic fails this generation only.
+	defer func() {
+		if r := recover(); r != nil {
+			scs, err = nil, fmt.Errorf("prometheus-operator's config generator panicked: %v", r)
+		}
+	}()
+	list := func(kind string) prometheus.ListAllByNamespaceFn {
+		infs := active[kind]
+		return func(ns string, s labels.Selector, fn cache.AppendFunc) error {
+			if !w.allowed(ns) {
+				return nil
+			}
+			inf := infs[ns]
+			if inf == nil {
+				inf = infs[metav1.NamespaceAll]
+			}
+			if inf == nil {
+				return nil // the kind's CRD is not installed
+			}
+			return cache.ListAllByNamespace(inf.GetIndexer(), ns, s, fn)
+		}
+	}
+	sms, err := sel.SelectServiceMonitors(ctx, list(KindServiceMonitor))
+	if err != nil {
+		return nil, fmt.Errorf("select service monitors: %w", err)
+	}
+	pms, err := sel.SelectPodMonitors(ctx, list(KindPodMonitor))
+	if err != nil {
+		return nil, fmt.Errorf("select pod monitors: %w", err)
+	}
+	probes, err := sel.SelectProbes(ctx, list(KindProbe))
+	if err != nil {
+		return nil, fmt.Errorf("select probes: %w", err)
+	}
+	scrapeCfgs, err := sel.SelectScrapeConfigs(ctx, list(KindScrapeConfig))
+	if err != nil {
+		return nil, fmt.Errorf("select scrape configs: %w", err)
+	}
+	vsm, vpm, vpr, vsc := sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()
+	w.metrics.invalidResource.WithLabelValues(KindServiceMonitor).Set(float64(len(sms) - len(vsm)))
+	w.metrics.invalidResource.WithLabelValues(KindPodMonitor).Set(float64(len(pms) - len(vpm)))
+	w.metrics.invalidResource.WithLabelValues(KindProbe).Set(float64(len(probes) - len(vpr)))
+	w.metrics.invalidResource.WithLabelValues(KindScrapeConfig).Set(float64(len(scrapeCfgs) - len(vsc)))
+
+	b, err := w.gen.GenerateServerConfiguration(w.prom, vsm, vpm, vpr, vsc, store, nil, nil, nil, []string{})
+	if err != nil {
+		return nil, fmt.Errorf("generate configuration: %w", err)
+	}
+	cfg, err := LoadPromConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("load generated configuration: %w", err)
+	}
+	return cfg.ScrapeConfigs, nil
+}
+
+// restrictedSecrets reads Secrets only in the allowed namespaces, and
+// reports errors other than NotFound (the API server is unreachable, say) so
+// that a generation which met one is discarded rather than published without
+// the resources it rejected.
+type restrictedSecrets struct {
+	typedcorev1.SecretsGetter
+	allowed   map[string]bool
+	transient func(error)
+}
+
+func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
+	if r.allowed[ns] {
+		return reportingSecrets{r.SecretsGetter.Secrets(ns), r.transient}
+	}
+	return deniedSecrets{ns: ns}
+}
 
 type reportingSecrets struct {
 	typedcorev1.SecretInterface
