@@ -185,11 +185,20 @@ func (m *Manager) ScrapeConfigs() map[string]*promconfig.ScrapeConfig {
 }
 
 // ApplyConfig sets the file-configured jobs from the `config:` block; nil
-// means none.
+// means none. The files of its scrape_config_files are read on every call
+// (their globs are relative to the config file's directory once
+// SetDirectory was called on cfg, as in Prometheus); a job name defined
+// twice, in the block or across the files, is an error.
 func (m *Manager) ApplyConfig(cfg *promconfig.Config) error {
 	jobs := map[string]*promconfig.ScrapeConfig{}
 	if cfg != nil {
-		for _, sc := range cfg.ScrapeConfigs {
+		setUTF8Validation()
+		scs, err := cfg.GetScrapeConfigs()
+		if err != nil {
+			m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
+			return fmt.Errorf("%w: config: %w", ErrConfig, err)
+		}
+		for _, sc := range scs {
 			if _, dup := jobs[sc.JobName]; dup {
 				m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
 				return fmt.Errorf("%w: config: duplicate job %q", ErrConfig, sc.JobName)
