@@ -95,6 +95,10 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful shutdown when Run's context is
 	// done; DefaultShutdownTimeout when zero.
 	ShutdownTimeout time.Duration
+
+	// Live, when set, is asked by /livez: a non-nil error (the allocation
+	// loop is stuck, say) answers 503 with its message.
+	Live func() error
 }
 
 // HTTPSOptions configure the mutual-TLS listener. The field names follow the
@@ -319,7 +323,7 @@ func (s *Server) router() *gin.Engine {
 	r.GET("/scrape_configs", s.whenReady, s.scrapeConfigs)
 	r.GET("/jobs", s.whenReady, s.jobList)
 	r.GET("/jobs/:job/targets", s.whenReady, s.whenJobKnown, s.jobTargets)
-	r.GET("/livez", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	r.GET("/livez", s.livez)
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(s.metricsHandler()))
 	r.GET("/debug/pprof/*profile", pprofHandler)
@@ -331,6 +335,16 @@ func (s *Server) recovered(c *gin.Context, err any) {
 	s.metrics.panics.Inc()
 	s.log.Error("handler panicked", "route", c.FullPath(), "err", err)
 	s.writeError(c, http.StatusInternalServerError, "internal error")
+}
+
+func (s *Server) livez(c *gin.Context) {
+	if s.opts.Live != nil {
+		if err := s.opts.Live(); err != nil {
+			c.String(http.StatusServiceUnavailable, err.Error())
+			return
+		}
+	}
+	c.String(http.StatusOK, "ok")
 }
 
 func (s *Server) readyz(c *gin.Context) {
