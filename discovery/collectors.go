@@ -303,3 +303,20 @@ func podReady(p *corev1.Pod) (bool, time.Time) {
 	}
 	return false, p.CreationTimestamp.Time
 }
+
+// Membership applies the CollectorWatcher's membership rule to successive
+// pod lists, without an API server: for simulations and benchmarks of
+// rolling restarts. The zero value has a grace period of zero.
+type Membership struct {
+	// Grace is the not-ready grace period.
+	Grace   time.Duration
+	members map[string]member
+}
+
+// Observe returns the collectors given the pods at now; calls must come in
+// time order.
+func (m *Membership) Observe(now time.Time, pods []*corev1.Pod) []allocation.Collector {
+	set, next, _, _ := collectorsAt(now, pods, m.Grace, m.members)
+	m.members = next
+	return set
+}
