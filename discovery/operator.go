@@ -275,9 +275,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 	shutdowns = append(shutdowns, broadcaster.Shutdown)
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
 
-	// Each generation gets a fresh asset store, so rotated Secrets are read
-	// again (prometheus-operator's store caches what it read), and its own
-	// record of transient read errors. Generations run on this goroutine only.
+	// Each generation gets a fresh asset store (prometheus-operator's store
+	// caches what it read) over our get cache, whose entries live one
+	// CRDPollInterval (see secretcache.go), so rotated Secrets are read again
+	// within it; and its own record of transient read errors. Generations
+	// run on this goroutine only.
 	opMetrics := operator.NewMetrics(prometheusclient.NewRegistry())
 	var transientErr error
 	onTransient := func(err error) {
@@ -285,11 +287,13 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			transientErr = err
 		}
 	}
+	secretCache := newObjectCache[corev1.Secret](w.opts.Config.CRDPollInterval)
+	configMapCache := newObjectCache[corev1.ConfigMap](w.opts.Config.CRDPollInterval)
 	newSelector := func() (*prometheus.ResourceSelector, *assets.StoreBuilder, error) {
 		transientErr = nil
 		store := assets.NewStoreBuilder(
-			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient},
-			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient})
+			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient, configMapCache},
+			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient, secretCache})
 		sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf, opMetrics, recorder)
 		if err != nil {
 			return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
@@ -518,11 +522,12 @@ type restrictedSecrets struct {
 	typedcorev1.SecretsGetter
 	allowed   map[string]bool
 	transient func(error)
+	cache     *objectCache[corev1.Secret]
 }
 
 func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
 	if r.allowed[ns] {
-		return reportingSecrets{r.SecretsGetter.Secrets(ns), r.transient}
+		return reportingSecrets{cachedSecrets{r.SecretsGetter.Secrets(ns), ns, r.cache}, r.transient}
 	}
 	return deniedSecrets{ns: ns}
 }
@@ -556,11 +561,12 @@ type restrictedConfigMaps struct {
 	typedcorev1.ConfigMapsGetter
 	allowed   map[string]bool
 	transient func(error)
+	cache     *objectCache[corev1.ConfigMap]
 }
 
 func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
 	if r.allowed[ns] {
-		return reportingConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), r.transient}
+		return reportingConfigMaps{cachedConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), ns, r.cache}, r.transient}
 	}
 	return deniedConfigMaps{ns: ns}
 }
