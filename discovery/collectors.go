@@ -41,21 +41,28 @@ type CollectorWatcherOptions struct {
 	// GracePeriod is how long a pod may be not ready and keep receiving
 	// targets. Zero means DefaultCollectorNotReadyGracePeriod.
 	GracePeriod time.Duration
+	// SyncTimeout is how often a pod list that does not succeed (RBAC
+	// forbids it, the API server does not answer) is reported while Run
+	// keeps waiting for it. Zero means DefaultSyncTimeout.
+	SyncTimeout time.Duration
 }
 
 // CollectorWatcher watches the collector pods and sends the collector set.
 //
-// Contracts: Run may be called once; it returns nil when ctx is done, or an
-// error when the pod cache cannot sync, and closes the Updates channel when it
-// returns. The first value is the set once the pod cache has synced; each
+// Contracts: Run may be called once; it returns nil when ctx is done and
+// closes the Updates channel when it returns. The first value is the set once
+// the pod cache has synced (until then nothing is sent and every SyncTimeout
+// an error log names the failing list, with
+// shardwise_allocator_informer_synced{resource="Pod"} 0); each
 // later value is the whole set after a change (a pod became ready, passed its
 // grace period, was deleted or is terminating). A slow consumer gets the
 // latest set; intermediate ones are skipped. Sets are sorted by name and
 // immutable.
 //
-// A pod counts as a collector when it is not terminating, has not finished,
-// and is ready or has been not ready for less than the grace period (since
-// its Ready condition last changed, or since its creation when it has none).
+// Membership follows collectorsAt: a ready pod joins; a collector whose pod
+// is not ready, terminating or gone stays for the grace period (so a
+// StatefulSet rolling restart moves nothing); a pod that was never a
+// collector joins only once ready.
 type CollectorWatcher struct {
 	log     *slog.Logger
 	metrics *Metrics
@@ -72,6 +79,9 @@ func NewCollectorWatcher(client kubernetes.Interface, opts CollectorWatcherOptio
 	}
 	if opts.GracePeriod <= 0 {
 		opts.GracePeriod = DefaultCollectorNotReadyGracePeriod
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
 	}
 	sel := labels.Everything()
 	if opts.Selector != nil {
@@ -116,17 +126,23 @@ func (w *CollectorWatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("watch collector pods: %w", err)
 	}
 	lister := inf.Lister().Pods(w.opts.Namespace)
+	pods := []*watched{watchInformer("Pod", inf.Informer())}
 	stop := make(chan struct{})
 	factory.Start(stop)
 	defer func() {
 		close(stop)
 		factory.Shutdown()
 	}()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
-		if ctx.Err() != nil {
+	for {
+		late, ok := waitSynced(ctx, w.opts.SyncTimeout, pods)
+		if !ok {
 			return nil
 		}
-		return fmt.Errorf("sync collector pod cache in namespace %q", w.opts.Namespace)
+		reportSynced(w.log.With("namespace", w.opts.Namespace), w.metrics, pods,
+			"cannot list collector pods (RBAC?); not ready until they are listed")
+		if len(late) == 0 {
+			break
+		}
 	}
 	notify()
 	w.loop(ctx, trigger, func() []*corev1.Pod {
@@ -145,19 +161,21 @@ func (w *CollectorWatcher) loop(ctx context.Context, trigger <-chan struct{}, li
 	var (
 		current []allocation.Collector
 		pending []allocation.Collector
+		members map[string]member // nil until the first evaluation
 		sent    bool
 		hasNew  bool
 		timer   *time.Timer
 		expiry  <-chan time.Time
 	)
 	eval := func() {
-		set, notReady, next := collectorsAt(time.Now(), list(), w.opts.GracePeriod)
+		set, next, notReady, at := collectorsAt(time.Now(), list(), w.opts.GracePeriod, members)
+		members = next
 		if timer != nil {
 			timer.Stop()
 			timer, expiry = nil, nil
 		}
-		if !next.IsZero() {
-			timer = time.NewTimer(time.Until(next))
+		if !at.IsZero() {
+			timer = time.NewTimer(time.Until(at))
 			expiry = timer.C
 		}
 		if w.metrics != nil {
@@ -192,34 +210,83 @@ func (w *CollectorWatcher) loop(ctx context.Context, trigger <-chan struct{}, li
 	}
 }
 
-// collectorsAt returns the collectors among pods at now, sorted by name, the
-// number of not-ready pods still within their grace period, and when the next
-// of those expires (zero when none).
-func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration) ([]allocation.Collector, int, time.Time) {
-	out := make([]allocation.Collector, 0, len(pods))
-	var (
-		next     time.Time
-		notReady int
-	)
+// member is a collector of the set: its node and, when its pod is not ready
+// (not ready, terminating, finished or gone), since when.
+type member struct {
+	node  string
+	since time.Time // zero while ready
+}
+
+// collectorsAt returns the collectors at now, sorted by name, the members
+// for the next call, the number of members not ready but within their grace
+// period, and when the next of those expires (zero when none).
+//
+// A ready pod is a collector. A collector whose pod stops being ready, is
+// terminating, has finished or is deleted stays one for the grace period, so
+// a StatefulSet pod deleted and recreated under the same name (a rolling
+// restart) keeps its targets and nothing moves. A pod that has never been a
+// collector joins only once ready: a Pending replacement gets no targets it
+// cannot scrape yet. On the first call (prev nil, the allocator starts), a
+// live pod not ready for less than the grace period counts, since it may
+// have been a collector of the previous allocator.
+func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, prev map[string]member) ([]allocation.Collector, map[string]member, int, time.Time) {
+	next := make(map[string]member, len(pods))
+	seen := make(map[string]bool, len(pods))
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		seen[p.Name] = true
+		live := p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+		ready, since := podReady(p)
+		if live && ready {
+			next[p.Name] = member{node: p.Spec.NodeName}
 			continue
 		}
-		ready, since := podReady(p)
-		if !ready {
-			deadline := since.Add(grace)
+		if old, ok := prev[p.Name]; ok {
+			if old.since.IsZero() {
+				old.since = now
+			}
+			if p.Spec.NodeName != "" {
+				old.node = p.Spec.NodeName
+			}
+			next[p.Name] = old
+			continue
+		}
+		if prev == nil && live {
+			next[p.Name] = member{node: p.Spec.NodeName, since: since}
+		}
+	}
+	for name, old := range prev {
+		if _, ok := next[name]; ok {
+			continue
+		}
+		if !seen[name] {
+			// Deleted: it may return under the same name.
+			if old.since.IsZero() {
+				old.since = now
+			}
+			next[name] = old
+		}
+	}
+	out := make([]allocation.Collector, 0, len(next))
+	var (
+		at       time.Time
+		notReady int
+	)
+	for name, m := range next {
+		if !m.since.IsZero() {
+			deadline := m.since.Add(grace)
 			if !now.Before(deadline) {
+				delete(next, name)
 				continue
 			}
 			notReady++
-			if next.IsZero() || deadline.Before(next) {
-				next = deadline
+			if at.IsZero() || deadline.Before(at) {
+				at = deadline
 			}
 		}
-		out = append(out, allocation.Collector{Name: p.Name, Node: p.Spec.NodeName})
+		out = append(out, allocation.Collector{Name: name, Node: m.node})
 	}
 	slices.SortFunc(out, func(a, b allocation.Collector) int { return cmp.Compare(a.Name, b.Name) })
-	return out, notReady, next
+	return out, next, notReady, at
 }
 
 // podReady reports whether a pod is ready and, when it is not, since when.
@@ -235,4 +302,21 @@ func podReady(p *corev1.Pod) (bool, time.Time) {
 		}
 	}
 	return false, p.CreationTimestamp.Time
+}
+
+// Membership applies the CollectorWatcher's membership rule to successive
+// pod lists, without an API server: for simulations and benchmarks of
+// rolling restarts. The zero value has a grace period of zero.
+type Membership struct {
+	// Grace is the not-ready grace period.
+	Grace   time.Duration
+	members map[string]member
+}
+
+// Observe returns the collectors given the pods at now; calls must come in
+// time order.
+func (m *Membership) Observe(now time.Time, pods []*corev1.Pod) []allocation.Collector {
+	set, next, _, _ := collectorsAt(now, pods, m.Grace, m.members)
+	m.members = next
+	return set
 }

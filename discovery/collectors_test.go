@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/internal/testenv"
@@ -47,30 +49,68 @@ func TestCollectorsAt(t *testing.T) {
 	failed.Status.Phase = corev1.PodFailed
 	neverReady := pod("new", "n", false, now.Add(-10*time.Second))
 	neverReady.Status.Conditions = nil
+	wasMember := map[string]member{"term": {node: "n"}, "failed": {node: "n"}, "gone": {node: "n"}, "new": {node: "n", since: now.Add(-10 * time.Second)}}
 	for _, tc := range []struct {
 		name     string
 		pods     []*corev1.Pod
+		prev     map[string]member
 		want     []string
 		notReady int
 		next     time.Time
 	}{
-		{"ready", []*corev1.Pod{pod("b", "n2", true, now), pod("a", "n1", true, now)}, []string{"a", "b"}, 0, time.Time{}},
-		{"not ready within grace", []*corev1.Pod{pod("a", "n", false, now.Add(-29*time.Second))}, []string{"a"}, 1, now.Add(time.Second)},
-		{"not ready past grace", []*corev1.Pod{pod("a", "n", false, now.Add(-30*time.Second))}, []string{}, 0, time.Time{}},
-		{"terminating dropped at once", []*corev1.Pod{terminating}, []string{}, 0, time.Time{}},
-		{"finished", []*corev1.Pod{failed}, []string{}, 0, time.Time{}},
-		{"never ready counts from creation", []*corev1.Pod{neverReady}, []string{"new"}, 1, now.Add(20 * time.Second)},
+		{"ready", []*corev1.Pod{pod("b", "n2", true, now), pod("a", "n1", true, now)}, nil, []string{"a", "b"}, 0, time.Time{}},
+		{"not ready within grace at start", []*corev1.Pod{pod("a", "n", false, now.Add(-29*time.Second))}, nil, []string{"a"}, 1, now.Add(time.Second)},
+		{"not ready past grace at start", []*corev1.Pod{pod("a", "n", false, now.Add(-30*time.Second))}, nil, []string{}, 0, time.Time{}},
+		{"terminating at start", []*corev1.Pod{terminating}, nil, []string{}, 0, time.Time{}},
+		{"finished at start", []*corev1.Pod{failed}, nil, []string{}, 0, time.Time{}},
+		{"never ready at start counts from creation", []*corev1.Pod{neverReady}, nil, []string{"new"}, 1, now.Add(20 * time.Second)},
+		{"never ready later does not join", []*corev1.Pod{neverReady}, map[string]member{}, []string{}, 0, time.Time{}},
+		{"terminating member stays for the grace period", []*corev1.Pod{terminating}, wasMember, []string{"failed", "gone", "new", "term"}, 4, now.Add(20 * time.Second)},
+		{"finished member stays", []*corev1.Pod{failed}, map[string]member{"failed": {node: "n"}}, []string{"failed"}, 1, now.Add(30 * time.Second)},
+		{"deleted member stays", nil, map[string]member{"gone": {node: "n"}}, []string{"gone"}, 1, now.Add(30 * time.Second)},
+		{"deleted member past grace leaves", nil, map[string]member{"gone": {node: "n", since: now.Add(-30 * time.Second)}}, []string{}, 0, time.Time{}},
+		{"member back ready", []*corev1.Pod{pod("new", "n", true, now)}, wasMember, []string{"failed", "gone", "new", "term"}, 3, now.Add(30 * time.Second)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, notReady, next := collectorsAt(now, tc.pods, 30*time.Second)
+			got, _, notReady, next := collectorsAt(now, tc.pods, 30*time.Second, tc.prev)
 			require.Equal(t, tc.want, names(got))
 			require.Equal(t, tc.notReady, notReady)
 			require.Equal(t, tc.next, next)
 		})
 	}
-	got, _, _ := collectorsAt(now, []*corev1.Pod{pod("a", "node-1", true, now)}, time.Second)
+	got, _, _, _ := collectorsAt(now, []*corev1.Pod{pod("a", "node-1", true, now)}, time.Second, nil)
 	require.Equal(t, []allocation.Collector{{Name: "a", Node: "node-1"}}, got)
+}
+
+// TestCollectorsRollingRestart is issue 11 item 8: a StatefulSet pod deleted
+// and recreated under the same name within the grace period, Pending then
+// ready, never leaves the collector set.
+func TestCollectorsRollingRestart(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	grace := 30 * time.Second
+	ready := []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
+	set, members, _, _ := collectorsAt(start, ready, grace, nil)
+	want := names(set)
+	terminating := pod("col-0", "n0", true, start)
+	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
+	pending := pod("col-0", "", false, start.Add(3*time.Second))
+	pending.Status.Phase = corev1.PodPending
+	steps := []struct {
+		at   time.Duration
+		pods []*corev1.Pod
+	}{
+		{1 * time.Second, []*corev1.Pod{terminating, ready[1]}},
+		{2 * time.Second, []*corev1.Pod{ready[1]}},
+		{3 * time.Second, []*corev1.Pod{pending, ready[1]}},
+		{20 * time.Second, []*corev1.Pod{pod("col-0", "n2", true, start.Add(20*time.Second)), ready[1]}},
+		{60 * time.Second, []*corev1.Pod{pod("col-0", "n2", true, start.Add(20*time.Second)), ready[1]}},
+	}
+	for _, st := range steps {
+		set, members, _, _ = collectorsAt(start.Add(st.at), st.pods, grace, members)
+		require.Equal(t, want, names(set), "at %s", st.at)
+	}
 }
 
 func TestStaticCollectors(t *testing.T) {
@@ -154,7 +194,8 @@ func TestCollectorGracePeriod(t *testing.T) {
 		time.Sleep(time.Nanosecond)
 		expect("a")
 
-		// b ready again joins; a terminating leaves at once.
+		// b ready again joins; a terminating stays for the grace period (it
+		// may come back under the same name), then leaves.
 		set(pod("b", "n2", true, time.Now()))
 		trigger <- struct{}{}
 		expect("a", "b")
@@ -162,6 +203,8 @@ func TestCollectorGracePeriod(t *testing.T) {
 		term.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 		set(term)
 		trigger <- struct{}{}
+		expectNone()
+		time.Sleep(30 * time.Second)
 		expect("b")
 
 		cancel()
@@ -224,14 +267,35 @@ func TestCollectorWatcher(t *testing.T) {
 	}
 	require.Equal(t, []allocation.Collector{{Name: "col-0", Node: "node-col-0"}}, recv())
 
-	// A pod not ready within its grace period counts.
+	// A new pod joins only once ready: the first update after it was
+	// created not ready is the one where it is ready.
 	create("col-1", app, false)
+	setReady := func(name string) {
+		p, err := kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	setReady("col-1")
 	require.Equal(t, []string{"col-0", "col-1"}, names(recv()))
 
-	// A terminating pod leaves at once (the finalizer keeps it visible).
-	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "col-0", metav1.DeleteOptions{}))
-	require.Equal(t, []string{"col-1"}, names(recv()))
-	for _, n := range []string{"col-0", "col-1", "other"} {
+	// Issue 11 item 8, a StatefulSet rolling restart: col-0 is terminating,
+	// then deleted, then recreated Pending under the same name, then ready,
+	// all within the grace period. It never leaves: the next update is the
+	// one for col-2, with col-0 in it.
+	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "col-0", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	_, err = kube.CoreV1().Pods(ns).Patch(ctx, "col-0", "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := kube.CoreV1().Pods(ns).Get(ctx, "col-0", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 10*time.Millisecond)
+	create("col-0", app, false)
+	setReady("col-0")
+	create("col-2", app, true)
+	require.Equal(t, []string{"col-0", "col-1", "col-2"}, names(recv()))
+	for _, n := range []string{"col-0", "col-1", "col-2", "other"} {
 		_, err := kube.CoreV1().Pods(ns).Patch(ctx, n, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}

@@ -39,10 +39,14 @@
 // # Contracts
 //
 //   - Manager.Updates: the first Update carries ScrapeConfigs (possibly
-//     empty) and every job's targets; it is sent once service discovery has
-//     reported since the job set last changed (and, with
-//     WaitForOperatorConfig, once prometheus-operator jobs arrived), at once
-//     when there are no jobs, at the latest after FirstSyncTimeout (10s). Later Updates carry ScrapeConfigs only
+//     empty) and every job's targets; it is sent once every service
+//     discovery provider of every job has delivered its initial targets
+//     (and, with WaitForOperatorConfig, once prometheus-operator jobs
+//     arrived, however long that takes), at once when there are no jobs, at
+//     the latest after FirstSyncTimeout (30s) with the late jobs in
+//     Update.Pending. A job whose providers have not all reported keeps its
+//     earlier targets (a reload never empties it in between) or, without
+//     any, is pending: never served as empty. Later Updates carry ScrapeConfigs only
 //     when the job set changed, and Targets only for jobs whose target set
 //     changed, each with its complete set (an empty slice: no targets). At
 //     most one Update per CoalesceInterval (1s by default); a slow consumer
@@ -52,16 +56,25 @@
 //     goroutine, before or during Run; on error nothing changes. The job set is
 //     the union of both; a file job wins a name clash. ScrapeConfigs returns
 //     the current set (immutable) at any time.
-//   - CollectorWatcher.Updates: first the set once the pod cache synced, then
-//     the whole set after each change; a slow consumer gets the latest. Run
-//     closes the channel when it returns.
+//   - CollectorWatcher.Updates: first the set once the pod cache synced (a
+//     list that fails, RBAC say, is reported every SyncTimeout and waited
+//     for), then the whole set after each change; a slow consumer gets the
+//     latest. Run closes the channel when it returns. Membership keeps
+//     history: a ready pod joins; a collector whose pod is not ready,
+//     terminating or deleted stays for the grace period (a StatefulSet
+//     rolling restart moves nothing); a pod never a collector joins only
+//     once ready.
 //   - Reload: Manager.ApplyConfig takes a new `config:` block at any time. A
 //     changed prometheus_cr block or collector selection needs its watcher
 //     replaced: cancel its Run and start a new one (the Manager keeps the
 //     previous operator jobs until the new watcher's first generation).
 //   - OperatorWatcher.Run calls ConfigSink.ApplyOperatorConfig with the whole
-//     generated job set after its caches sync and after each change; it
-//     never calls it with a partial set: a failed generation keeps the last.
+//     generated job set after its caches sync (at most SyncTimeout, 15s:
+//     a kind or the namespaces it cannot list are left out, logged and
+//     reported by shardwise_allocator_informer_synced, and picked up once
+//     listed) and after each change; a failed generation keeps the last.
+//     Referenced Secrets and ConfigMaps are read with get through a cache
+//     of one CRDPollInterval.
 //
 // # Kubernetes access
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,11 @@ type Update struct {
 	// target set sorted by Hash; an empty slice means the job now has no
 	// targets (or was removed). The first Update holds every job.
 	Targets map[string][]*allocation.Target
+	// Pending is the set of jobs of ScrapeConfigs (as last sent) whose
+	// service discovery providers have not all reported yet and that have
+	// no earlier targets to keep: they must not be served as empty. It is
+	// complete in every Update (empty when none).
+	Pending map[string]bool
 }
 
 // ManagerOptions configure a Manager.
@@ -43,19 +49,33 @@ type ManagerOptions struct {
 	// discovery changes within it become one Update. Zero means
 	// DefaultCoalesceInterval.
 	CoalesceInterval time.Duration
-	// FirstSyncTimeout bounds how long the first Update waits for service
-	// discovery to report once. Zero means 10s.
+	// FirstSyncTimeout bounds how long the first Update waits for every
+	// service discovery provider of every job to report once. After it the
+	// first Update goes out with the jobs still waiting in Update.Pending, a
+	// warning names them and shardwise_allocator_discovery_job_pending
+	// stays 1 for each until its providers report. Zero means
+	// DefaultFirstSyncTimeout.
 	FirstSyncTimeout time.Duration
 	// WaitForOperatorConfig holds the first Update until ApplyOperatorConfig
-	// has been called once (bounded by FirstSyncTimeout), so that the first
-	// Update includes prometheus-operator jobs. Set it when prometheus_cr is
-	// enabled.
+	// has been called once, so that the first Update includes
+	// prometheus-operator jobs. This wait is not bounded by FirstSyncTimeout
+	// (a first Update without those jobs would make collectors drop them);
+	// a warning is logged every FirstSyncTimeout while it lasts. Set it when
+	// prometheus_cr is enabled.
 	WaitForOperatorConfig bool
 	// KubeConfigFile, when set, is given to the kubernetes_sd configs that
 	// prometheus-operator generates (they carry no API server), for runs
 	// outside a cluster.
 	KubeConfigFile string
 }
+
+// DefaultFirstSyncTimeout is the default of ManagerOptions.FirstSyncTimeout:
+// long enough for a Kubernetes list of a large cluster or a slow http_sd
+// endpoint, short enough that a provider that never answers (an unreachable
+// http_sd server retries only every refresh_interval, 60s by default) does
+// not keep the allocator unready. A job still waiting after it is not served
+// empty: the server answers 503 for its targets until it reports.
+const DefaultFirstSyncTimeout = 30 * time.Second
 
 // Source names of scrape configs.
 const (
@@ -73,9 +93,12 @@ const (
 //     good job set stays in use.
 //   - Run may be called once. It returns nil when ctx is done, after which
 //     the Updates channel is closed.
-//   - The first Update is sent once service discovery has reported for the
-//     first time (or at once when there are no jobs, or after
-//     FirstSyncTimeout); it carries ScrapeConfigs and every job's targets.
+//   - The first Update is sent once every service discovery provider of
+//     every job has delivered its initial targets (at once when there are no
+//     jobs; after FirstSyncTimeout with the late jobs in Update.Pending); it
+//     carries ScrapeConfigs and every job's targets. A job whose providers
+//     have not reported keeps its previous targets (a reload never turns it
+//     empty in between) or, when it has none, is listed in Update.Pending.
 //     Later Updates carry only what changed, at most one per
 //     CoalesceInterval. If the consumer is slow, pending changes are merged,
 //     never dropped.
@@ -96,6 +119,8 @@ type Manager struct {
 	configured   bool                                // ApplyConfig or ApplyOperatorConfig was called
 	operatorSet  bool                                // ApplyOperatorConfig was called
 	syncedJobs   bool                                // service discovery reported since the job set last changed
+	nproviders   map[string]int                      // service discovery configs per job
+	failed       *failedProviders                    // providers that could not be created
 
 	filter *Filter // owned by Run
 }
@@ -116,7 +141,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		opts.CoalesceInterval = DefaultCoalesceInterval
 	}
 	if opts.FirstSyncTimeout <= 0 {
-		opts.FirstSyncTimeout = 10 * time.Second
+		opts.FirstSyncTimeout = DefaultFirstSyncTimeout
 	}
 	switch opts.FilterStrategy {
 	case "", FilterRelabelConfig, FilterNone:
@@ -141,6 +166,8 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		fileJobs:     map[string]*promconfig.ScrapeConfig{},
 		operatorJobs: map[string]*promconfig.ScrapeConfig{},
 		jobs:         map[string]*promconfig.ScrapeConfig{},
+		nproviders:   map[string]int{},
+		failed:       &failedProviders{},
 		filter:       NewFilter(opts.FilterStrategy),
 	}, nil
 }
@@ -158,11 +185,20 @@ func (m *Manager) ScrapeConfigs() map[string]*promconfig.ScrapeConfig {
 }
 
 // ApplyConfig sets the file-configured jobs from the `config:` block; nil
-// means none.
+// means none. The files of its scrape_config_files are read on every call
+// (their globs are relative to the config file's directory once
+// SetDirectory was called on cfg, as in Prometheus); a job name defined
+// twice, in the block or across the files, is an error.
 func (m *Manager) ApplyConfig(cfg *promconfig.Config) error {
 	jobs := map[string]*promconfig.ScrapeConfig{}
 	if cfg != nil {
-		for _, sc := range cfg.ScrapeConfigs {
+		setUTF8Validation()
+		scs, err := cfg.GetScrapeConfigs()
+		if err != nil {
+			m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
+			return fmt.Errorf("%w: config: %w", ErrConfig, err)
+		}
+		for _, sc := range scs {
 			if _, dup := jobs[sc.JobName]; dup {
 				m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
 				return fmt.Errorf("%w: config: duplicate job %q", ErrConfig, sc.JobName)
@@ -201,17 +237,21 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 		union[name] = sc
 	}
 	sdCfg := make(map[string]promdiscovery.Configs, len(union))
+	nproviders := make(map[string]int, len(union))
 	for name, sc := range union {
-		sdCfg[name] = sc.ServiceDiscoveryConfigs
+		cfgs := sc.ServiceDiscoveryConfigs
 		if _, isOp := op[name]; isOp && m.opts.KubeConfigFile != "" {
-			sdCfg[name] = withKubeConfig(sc.ServiceDiscoveryConfigs, m.opts.KubeConfigFile)
+			cfgs = withKubeConfig(cfgs, m.opts.KubeConfigFile)
 		}
+		sdCfg[name] = trackConfigs(name, cfgs, m.failed)
+		nproviders[name] = len(cfgs)
 	}
 	if err := m.sd.ApplyConfig(sdCfg); err != nil {
 		m.metrics.configErrors.WithLabelValues(source).Inc()
 		return fmt.Errorf("apply service discovery config: %w", err)
 	}
 	m.fileJobs, m.operatorJobs = file, op
+	m.nproviders = nproviders
 	if !m.configured || !maps.EqualFunc(union, m.jobs, sameScrapeConfig) {
 		m.jobs = union
 		m.jobsChanged = true
@@ -242,8 +282,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	}()
 
 	var (
-		groups     map[string][]*targetgroup.Group
+		snap       = &snapshot{kept: map[string][]*targetgroup.Group{}}
 		sentFirst  bool
+		timedOut   bool
 		pending    *Update
 		dirty      bool
 		lastPass   time.Time
@@ -260,11 +301,11 @@ func (m *Manager) Run(ctx context.Context) error {
 		if pending != nil {
 			out, next = m.updates, *pending
 		}
-		ready := sentFirst || firstTimer == nil || m.readyForFirst()
+		ready := sentFirst || m.readyForFirst(snap, timedOut)
 		if dirty && ready && coalesce == nil {
 			wait := m.opts.CoalesceInterval - time.Since(lastPass)
 			if !sentFirst || wait <= 0 {
-				pending = m.pass(groups, pending, !sentFirst)
+				pending = m.pass(snap, pending, !sentFirst)
 				sentFirst, dirty, lastPass = true, false, time.Now()
 				firstTimer = nil // the first update is out: no time-out to report
 				continue
@@ -275,19 +316,29 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case g := <-m.sd.SyncCh():
-			groups, dirty = g, true
+			snap.set(g)
+			dirty = true
 			m.mu.Lock()
 			m.syncedJobs = true
 			m.mu.Unlock()
 		case <-m.trigger:
 			dirty = true
 		case <-firstTimer:
-			firstTimer = nil
-			m.log.Warn("service discovery did not report in time; publishing the first update without it", "timeout", m.opts.FirstSyncTimeout)
+			m.mu.Lock()
+			waitOperator := !m.configured || (m.opts.WaitForOperatorConfig && !m.operatorSet)
+			m.mu.Unlock()
+			if waitOperator {
+				m.log.Warn("still waiting for the first scrape configs (prometheus-operator resources or the config file); not ready", "waited", m.opts.FirstSyncTimeout)
+				timer.Reset(m.opts.FirstSyncTimeout)
+				continue
+			}
+			firstTimer, timedOut = nil, true
+			m.log.Warn("service discovery providers did not all report in time; publishing the first update, the late jobs are not served until they report",
+				"timeout", m.opts.FirstSyncTimeout, "jobs", m.undelivered(snap))
 		case <-coalesce:
 			coalesce = nil
 			if dirty {
-				pending = m.pass(groups, pending, false)
+				pending = m.pass(snap, pending, false)
 				dirty, lastPass = false, time.Now()
 			}
 		case out <- next:
@@ -297,28 +348,115 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
+// snapshot is Run's view of service discovery: the latest groups from
+// Prometheus' manager without the synthetic groups, which providers of each
+// job delivered, and the groups of each job when all its providers last had.
+type snapshot struct {
+	groups  map[string][]*targetgroup.Group
+	synced  map[string]map[int]bool
+	kept    map[string][]*targetgroup.Group
+	pending map[string]bool // as last sent
+}
+
+func (s *snapshot) set(groups map[string][]*targetgroup.Group) {
+	s.groups = make(map[string][]*targetgroup.Group, len(groups))
+	s.synced = make(map[string]map[int]bool, len(groups))
+	for job, tgs := range groups {
+		s.groups[job], s.synced[job] = splitSynced(tgs)
+	}
+}
+
+// delivered reports whether every provider of job has delivered (or could
+// not be created).
+func (m *Manager) delivered(s *snapshot, job string, n int) bool {
+	for i := range n {
+		if !s.synced[job][i] && !m.failed.has(job, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// undelivered lists the jobs whose providers have not all delivered.
+func (m *Manager) undelivered(s *snapshot) []string {
+	m.mu.Lock()
+	nprov := m.nproviders
+	m.mu.Unlock()
+	var out []string
+	for job, n := range nprov {
+		if !m.delivered(s, job, n) {
+			out = append(out, job)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // readyForFirst reports whether the first Update may be sent: the job set is
-// known (including prometheus-operator jobs when waited for) and service
-// discovery has reported since it last changed, or there are no jobs.
-func (m *Manager) readyForFirst() bool {
+// known (including prometheus-operator jobs when waited for) and, unless
+// FirstSyncTimeout passed, every provider of every job has delivered in a
+// snapshot taken since the job set last changed.
+func (m *Manager) readyForFirst(s *snapshot, timedOut bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.configured || (m.opts.WaitForOperatorConfig && !m.operatorSet) {
 		return false
 	}
-	return m.syncedJobs || len(m.jobs) == 0
+	if len(m.jobs) == 0 || timedOut {
+		return true
+	}
+	if !m.syncedJobs {
+		return false
+	}
+	for job, n := range m.nproviders {
+		if !m.delivered(s, job, n) {
+			return false
+		}
+	}
+	return true
 }
 
-// pass runs the filter and merges its result into pending.
-func (m *Manager) pass(groups map[string][]*targetgroup.Group, pending *Update, first bool) *Update {
+// pass runs the filter and merges its result into pending. A job whose
+// providers have not all delivered is given its kept groups, or is pending
+// when it has none.
+func (m *Manager) pass(s *snapshot, pending *Update, first bool) *Update {
 	start := time.Now()
 	m.mu.Lock()
-	jobs, changed := m.jobs, m.jobsChanged
+	jobs, changed, nprov := m.jobs, m.jobsChanged, m.nproviders
 	m.jobsChanged = false
 	m.mu.Unlock()
 	if changed {
 		m.filter.ApplyConfig(jobs)
 	}
+	groups := make(map[string][]*targetgroup.Group, len(jobs))
+	waiting := map[string]bool{}
+	for name := range jobs {
+		switch kept, ok := s.kept[name]; {
+		case m.delivered(s, name, nprov[name]):
+			groups[name] = s.groups[name]
+			s.kept[name] = s.groups[name]
+		case ok:
+			groups[name] = kept
+		default:
+			waiting[name] = true
+		}
+	}
+	for name := range s.kept {
+		if _, ok := jobs[name]; !ok {
+			delete(s.kept, name)
+		}
+	}
+	for name := range s.pending {
+		if !waiting[name] {
+			m.metrics.jobPending.DeleteLabelValues(name)
+		}
+	}
+	for name := range waiting {
+		m.metrics.jobPending.WithLabelValues(name).Set(1)
+	}
+	pendingChanged := !maps.Equal(waiting, s.pending)
+	s.pending = waiting
+
 	targets := m.filter.Process(groups)
 	if first {
 		for name := range jobs {
@@ -338,7 +476,10 @@ func (m *Manager) pass(groups map[string][]*targetgroup.Group, pending *Update, 
 		}
 	}
 	m.metrics.passDuration.Observe(time.Since(start).Seconds())
-	if len(targets) == 0 && !changed && !first {
+	if len(targets) == 0 && !changed && !first && !pendingChanged {
+		if pending != nil {
+			pending.Pending = waiting
+		}
 		return pending
 	}
 	if pending == nil {
@@ -348,7 +489,8 @@ func (m *Manager) pass(groups map[string][]*targetgroup.Group, pending *Update, 
 	if changed || first {
 		pending.ScrapeConfigs = jobs
 	}
-	m.log.Debug("discovery pass", "changed_jobs", len(targets), "duration", time.Since(start))
+	pending.Pending = waiting
+	m.log.Debug("discovery pass", "changed_jobs", len(targets), "pending_jobs", len(waiting), "duration", time.Since(start))
 	return pending
 }
 

@@ -22,6 +22,8 @@ type Metrics struct {
 	crdAvailable    *prometheus.GaugeVec
 	collectors      prometheus.Gauge
 	notReady        prometheus.Gauge
+	jobPending      *prometheus.GaugeVec
+	informerSynced  *prometheus.GaugeVec
 }
 
 // NewMetrics registers the metrics of this package, and those of Prometheus'
@@ -70,10 +72,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "shardwise_allocator_collectors_not_ready",
 			Help: "Collector pods not ready but within their grace period.",
 		}),
+		jobPending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shardwise_allocator_discovery_job_pending",
+			Help: "1 for a job whose service discovery providers have not all reported yet and that has no earlier targets; its targets are answered with 503 until they do.",
+		}, []string{"job"}),
+		informerSynced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shardwise_allocator_informer_synced",
+			Help: "1 when the allocator has listed the Kubernetes resource (collector pods, namespaces, each prometheus-operator kind); 0 when it cannot (RBAC forbids it, the API server does not answer).",
+		}, []string{"resource"}),
 	}
 	for _, c := range []prometheus.Collector{
 		m.targets, m.passDuration, m.updates, m.configErrors, m.invalidResource,
-		m.crdAvailable, m.collectors, m.notReady,
+		m.crdAvailable, m.collectors, m.notReady, m.jobPending, m.informerSynced,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register discovery metrics: %w", err)

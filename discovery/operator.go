@@ -62,6 +62,12 @@ type OperatorWatcherOptions struct {
 	Namespace string
 	// MinInterval is the least time between two generations. Zero means 1s.
 	MinInterval time.Duration
+	// SyncTimeout bounds the wait for the first list of namespaces and of
+	// each kind; the first generation goes ahead without those not listed
+	// by then (each is logged and shardwise_allocator_informer_synced is 0),
+	// and a later one includes them once they are. Zero means
+	// DefaultSyncTimeout.
+	SyncTimeout time.Duration
 }
 
 // OperatorWatcher watches ServiceMonitors, PodMonitors, Probes and
@@ -105,6 +111,9 @@ func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interfac
 	}
 	if opts.MinInterval <= 0 {
 		opts.MinInterval = time.Second
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
 	}
 	if opts.Namespace == "" {
 		// prometheus-operator's generator panics on an empty namespace.
@@ -240,6 +249,8 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 	// Namespaces, for the namespace selectors.
 	nsFactory := k8sinformers.NewSharedInformerFactory(w.kube, 0)
 	nsInf := nsFactory.Core().V1().Namespaces().Informer()
+	nsWatched := watchInformer("Namespace", nsInf)
+	all := []*watched{nsWatched}
 	if _, err := nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify() },
 		DeleteFunc: func(any) { notify() },
@@ -265,9 +276,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 	shutdowns = append(shutdowns, broadcaster.Shutdown)
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
 
-	// Each generation gets a fresh asset store, so rotated Secrets are read
-	// again (prometheus-operator's store caches what it read), and its own
-	// record of transient read errors. Generations run on this goroutine only.
+	// Each generation gets a fresh asset store (prometheus-operator's store
+	// caches what it read) over our get cache, whose entries live one
+	// CRDPollInterval (see secretcache.go), so rotated Secrets are read again
+	// within it; and its own record of transient read errors. Generations
+	// run on this goroutine only.
 	opMetrics := operator.NewMetrics(prometheusclient.NewRegistry())
 	var transientErr error
 	onTransient := func(err error) {
@@ -275,11 +288,13 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			transientErr = err
 		}
 	}
+	secretCache := newObjectCache[corev1.Secret](w.opts.Config.CRDPollInterval)
+	configMapCache := newObjectCache[corev1.ConfigMap](w.opts.Config.CRDPollInterval)
 	newSelector := func() (*prometheus.ResourceSelector, *assets.StoreBuilder, error) {
 		transientErr = nil
 		store := assets.NewStoreBuilder(
-			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient},
-			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient})
+			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient, configMapCache},
+			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient, secretCache})
 		sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf, opMetrics, recorder)
 		if err != nil {
 			return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
@@ -328,6 +343,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 					return false, fmt.Errorf("watch %s: %w", k.kind, err)
 				}
 				infs[ns] = inf
+				name := k.kind
+				if ns != metav1.NamespaceAll {
+					name += "/" + ns
+				}
+				all = append(all, watchInformer(name, inf))
 			}
 			active[k.kind] = infs
 			started = true
@@ -338,14 +358,21 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 		}
 		return started, nil
 	}
+	// waitAll waits, bounded, for every informer's first list and reports
+	// those that cannot list: the generation goes ahead without them (one
+	// kind RBAC forbids must not hold back every job) and picks them up
+	// when they sync, since their events trigger a generation.
+	waitAll := func() bool {
+		if _, ok := waitSynced(ctx, w.opts.SyncTimeout, all); !ok {
+			return false
+		}
+		reportSynced(w.log, w.metrics, all, "cannot list prometheus-operator resources or namespaces (RBAC?); generating scrape configs without them until they are listed")
+		return true
+	}
 	if _, err := startAvailable(); err != nil {
 		return err
 	}
-	synced := []cache.InformerSynced{nsInf.HasSynced}
-	for _, infs := range active {
-		synced = append(synced, infs.synced()...)
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitAll() {
 		return nil // ctx is done
 	}
 
@@ -382,11 +409,11 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 				return err
 			}
 			if started {
-				for _, infs := range active {
-					if !cache.WaitForCacheSync(ctx.Done(), infs.synced()...) {
-						return nil
-					}
+				if !waitAll() {
+					return nil
 				}
+			} else {
+				reportSynced(w.log, w.metrics, all, "still cannot list prometheus-operator resources or namespaces (RBAC?)")
 			}
 			pending = true
 		}
@@ -395,14 +422,6 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 
 // kindInformers are the informers of one kind, by namespace ("" for all).
 type kindInformers map[string]cache.SharedIndexInformer
-
-func (k kindInformers) synced() []cache.InformerSynced {
-	out := make([]cache.InformerSynced, 0, len(k))
-	for _, inf := range k {
-		out = append(out, inf.HasSynced)
-	}
-	return out
-}
 
 // served reports whether the API server serves the kind.
 func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
@@ -504,11 +523,12 @@ type restrictedSecrets struct {
 	typedcorev1.SecretsGetter
 	allowed   map[string]bool
 	transient func(error)
+	cache     *objectCache[corev1.Secret]
 }
 
 func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
 	if r.allowed[ns] {
-		return reportingSecrets{r.SecretsGetter.Secrets(ns), r.transient}
+		return reportingSecrets{cachedSecrets{r.SecretsGetter.Secrets(ns), ns, r.cache}, r.transient}
 	}
 	return deniedSecrets{ns: ns}
 }
@@ -542,11 +562,12 @@ type restrictedConfigMaps struct {
 	typedcorev1.ConfigMapsGetter
 	allowed   map[string]bool
 	transient func(error)
+	cache     *objectCache[corev1.ConfigMap]
 }
 
 func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
 	if r.allowed[ns] {
-		return reportingConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), r.transient}
+		return reportingConfigMaps{cachedConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), ns, r.cache}, r.transient}
 	}
 	return deniedConfigMaps{ns: ns}
 }

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,6 +46,14 @@ var _ Assignments = (*allocation.Allocator)(nil)
 // serialization. A nil map is served as {}.
 type ScrapeConfigs interface {
 	ScrapeConfigs() (configs map[string]*promconfig.ScrapeConfig, ready bool)
+}
+
+// PendingJobs may be implemented by the ScrapeConfigs source. JobPending
+// reports whether a job of the set has no known targets yet (its service
+// discovery has not reported): its targets are answered 503, not [], so a
+// Prometheus http_sd client keeps the targets it has. It must not block.
+type PendingJobs interface {
+	JobPending(job string) bool
 }
 
 // Default addresses, as in the OpenTelemetry Operator's target allocator.
@@ -94,6 +104,9 @@ type Options struct {
 	// default: the plain HTTP port answers anyone, and a profile costs CPU.
 	// Profiles and traces are bounded to maxProfileDuration.
 	EnablePprof bool
+	// Live, when set, is asked by /livez: a non-nil error (the allocation
+	// loop is stuck, say) answers 503 with its message.
+	Live func() error
 }
 
 // HTTPSOptions configure the mutual-TLS listener. The field names follow the
@@ -331,10 +344,13 @@ func (s *Server) router() *gin.Engine {
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, http.StatusNotFound, "no such route") })
 
 	r.GET("/", s.status)
-	r.GET("/scrape_configs", s.scrapeConfigs)
-	r.GET("/jobs", s.jobList)
-	r.GET("/jobs/:job/targets", s.jobTargets)
-	r.GET("/livez", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	// Until ready, the job set and the assignments are not known: answering
+	// {} or [] would make the receiver drop its jobs and targets, whereas an
+	// error makes it keep them until its next poll.
+	r.GET("/scrape_configs", s.whenReady, s.scrapeConfigs)
+	r.GET("/jobs", s.whenReady, s.jobList)
+	r.GET("/jobs/:job/targets", s.whenReady, s.whenJobKnown, s.jobTargets)
+	r.GET("/livez", s.livez)
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(s.metricsHandler()))
 	if s.opts.EnablePprof {
@@ -350,6 +366,16 @@ func (s *Server) recovered(c *gin.Context, err any) {
 	s.writeError(c, http.StatusInternalServerError, "internal error")
 }
 
+func (s *Server) livez(c *gin.Context) {
+	if s.opts.Live != nil {
+		if err := s.opts.Live(); err != nil {
+			c.String(http.StatusServiceUnavailable, err.Error())
+			return
+		}
+	}
+	c.String(http.StatusOK, "ok")
+}
+
 func (s *Server) readyz(c *gin.Context) {
 	if s.opts.ScrapeConfigs != nil {
 		if _, ready := s.opts.ScrapeConfigs.ScrapeConfigs(); !ready {
@@ -358,6 +384,28 @@ func (s *Server) readyz(c *gin.Context) {
 		}
 	}
 	c.String(http.StatusOK, "ok")
+}
+
+// whenReady answers 503 until the first complete job set and collector set
+// are known.
+func (s *Server) whenReady(c *gin.Context) {
+	if s.opts.ScrapeConfigs == nil {
+		return
+	}
+	if _, ready := s.opts.ScrapeConfigs.ScrapeConfigs(); !ready {
+		s.writeError(c, http.StatusServiceUnavailable, "not ready: the first scrape configs or collectors are not known yet")
+	}
+}
+
+// whenJobKnown answers 503 for a job whose targets are not known yet.
+func (s *Server) whenJobKnown(c *gin.Context) {
+	p, ok := s.opts.ScrapeConfigs.(PendingJobs)
+	if !ok {
+		return
+	}
+	if job, err := url.QueryUnescape(c.Param("job")); err == nil && p.JobPending(job) {
+		s.writeError(c, http.StatusServiceUnavailable, "job "+strconv.Quote(job)+": service discovery has not reported its targets yet")
+	}
 }
 
 // errorBody is the JSON body of every error response.

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	monitoringclient "github.com/prometheus-operator/prometheus-operator/pkg/client/versioned"
 	"github.com/prometheus/client_golang/prometheus"
 	promconfig "github.com/prometheus/prometheus/config"
@@ -44,7 +43,28 @@ type Options struct {
 	// Ready, when set, is called once with the address the HTTP server
 	// listens on, once it listens.
 	Ready func(httpAddr string)
+	// PollInterval is how often the config file is read for changes when
+	// it cannot be watched (fsnotify failed: no inotify instances left, a
+	// file system without events); zero means DefaultPollInterval.
+	PollInterval time.Duration
+	// LivenessTimeout is how long one step of the allocation loop (an
+	// update, a collector change, a reload) may take before /livez answers
+	// 503; zero means DefaultLivenessTimeout.
+	LivenessTimeout time.Duration
+
+	// Test hooks.
+	watchErr   error  // when set, the fsnotify watch fails with it
+	beforeStep func() // called by the loop before each step
 }
+
+// Defaults of Options.
+const (
+	DefaultPollInterval = 10 * time.Second
+	// DefaultLivenessTimeout is far above the longest rebalance measured
+	// (about a second for a million targets), so only a loop that is stuck
+	// makes the allocator restart.
+	DefaultLivenessTimeout = time.Minute
+)
 
 // Run loads the config file and runs the allocator until ctx is done. It
 // returns an error when the initial config is invalid or a component fails;
@@ -59,6 +79,13 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.ReloadDelay <= 0 {
 		opts.ReloadDelay = 250 * time.Millisecond
 	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.LivenessTimeout <= 0 {
+		opts.LivenessTimeout = DefaultLivenessTimeout
+	}
+	hb := &heartbeat{timeout: opts.LivenessTimeout}
 	log := opts.Logger
 
 	cfg, err := loadConfig(opts.ConfigFile, opts.Flags)
@@ -126,6 +153,7 @@ func Run(ctx context.Context, opts Options) error {
 		Logger:               log.With("component", "server"),
 		Registerer:           opts.Registry,
 		Gatherer:             opts.Registry,
+		Live:                 hb.live,
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -188,13 +216,17 @@ func Run(ctx context.Context, opts Options) error {
 		path:    opts.ConfigFile,
 		flags:   opts.Flags,
 		targets: map[string][]*allocation.Target{},
+		hb:      hb,
+		before:  opts.beforeStep,
 	}
 	reload := make(chan struct{}, 1)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return mgr.Run(ctx) })
 	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return watchFile(ctx, log, opts.ConfigFile, opts.ReloadDelay, reload) })
+	g.Go(func() error {
+		return watchFile(ctx, log, opts.ConfigFile, fileWatch{delay: opts.ReloadDelay, poll: opts.PollInterval, err: opts.watchErr}, reload)
+	})
 	var collectorSets <-chan []allocation.Collector
 	if collectors != nil {
 		collectorSets = collectors.Updates()
@@ -226,27 +258,39 @@ func promConfig(c *config) *promconfig.Config {
 }
 
 // state is what the server reads: the current allocator (replaced when the
-// allocation settings change) and the current job set.
+// allocation settings change), the current job set, the jobs whose targets
+// are not known yet, and whether the first collector set is known.
 type state struct {
-	alloc   atomic.Pointer[allocation.Allocator]
-	configs atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
+	alloc      atomic.Pointer[allocation.Allocator]
+	configs    atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
+	pending    atomic.Pointer[map[string]bool]                     // immutable; nil means none
+	collectors atomic.Bool                                         // the first collector set is applied
 }
 
 var (
 	_ server.Assignments   = (*state)(nil)
 	_ server.ScrapeConfigs = (*state)(nil)
+	_ server.PendingJobs   = (*state)(nil)
 )
 
 // Snapshot implements server.Assignments.
 func (s *state) Snapshot() *allocation.Snapshot { return s.alloc.Load().Snapshot() }
 
-// ScrapeConfigs implements server.ScrapeConfigs.
+// ScrapeConfigs implements server.ScrapeConfigs: ready once discovery's
+// first update (every job's providers reported, or the bounded wait ended)
+// and the first collector set have been applied.
 func (s *state) ScrapeConfigs() (map[string]*promconfig.ScrapeConfig, bool) {
 	p := s.configs.Load()
 	if p == nil {
 		return nil, false
 	}
-	return *p, true
+	return *p, s.collectors.Load()
+}
+
+// JobPending implements server.PendingJobs.
+func (s *state) JobPending(job string) bool {
+	p := s.pending.Load()
+	return p != nil && (*p)[job]
 }
 
 // loop owns the allocator's inputs: only its goroutine writes to the
@@ -262,6 +306,8 @@ type loop struct {
 	cfg        *config                         // the config in force
 	targets    map[string][]*allocation.Target // the latest target set, to rebuild the allocator
 	collectors []allocation.Collector
+	hb         *heartbeat
+	before     func() // test hook, nil outside tests
 }
 
 func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-chan []allocation.Collector) error {
@@ -283,7 +329,7 @@ func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-
 				}
 				return errors.New("discovery stopped")
 			}
-			l.apply(u)
+			l.step(func() { l.apply(u) })
 		case cs, ok := <-collectorSets:
 			if !ok {
 				if ctx.Err() != nil {
@@ -291,18 +337,31 @@ func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-
 				}
 				return errors.New("collector discovery stopped")
 			}
-			l.setCollectors(cs)
+			l.step(func() { l.setCollectors(cs) })
 		case <-reload:
-			l.reload()
+			l.step(l.reload)
 		}
 	}
 }
 
 func (l *loop) apply(u discovery.Update) {
-	if u.ScrapeConfigs != nil {
-		jobs := u.ScrapeConfigs
-		l.state.configs.Store(&jobs)
+	// A job joins pending before its (empty) targets are applied and leaves
+	// it after its targets are in place.
+	if p := l.state.pending.Load(); p != nil && len(u.Pending) > 0 {
+		both := maps.Clone(*p)
+		maps.Copy(both, u.Pending)
+		l.state.pending.Store(&both)
+	} else if len(u.Pending) > 0 {
+		l.state.pending.Store(&u.Pending)
 	}
+	defer func() {
+		pending := u.Pending
+		l.state.pending.Store(&pending)
+		if u.ScrapeConfigs != nil {
+			jobs := u.ScrapeConfigs
+			l.state.configs.Store(&jobs)
+		}
+	}()
 	if len(u.Targets) == 0 {
 		return
 	}
@@ -323,6 +382,7 @@ func (l *loop) setCollectors(cs []allocation.Collector) {
 	a := l.state.alloc.Load()
 	res := a.SetCollectors(cs)
 	l.observe(res, a)
+	l.state.collectors.Store(true)
 }
 
 func (l *loop) observe(res allocation.Result, a *allocation.Allocator) {
@@ -438,18 +498,26 @@ func staticCollectors(c *config) []allocation.Collector {
 	return cs
 }
 
+// fileWatch configures watchFile.
+type fileWatch struct {
+	delay time.Duration // coalesces bursts of events
+	poll  time.Duration // polling period when fsnotify fails
+	err   error         // test hook: fail the fsnotify watch
+}
+
 // watchFile signals reload when the file at path may have changed. It
 // watches the directory, since Kubernetes updates mounted ConfigMaps by
-// swapping a symlink, and coalesces bursts of events over delay.
-func watchFile(ctx context.Context, log *slog.Logger, path string, delay time.Duration, reload chan<- struct{}) error {
-	w, err := fsnotify.NewWatcher()
+// swapping a symlink, and coalesces bursts of events over delay. When the
+// watch cannot be set up it polls the file's content instead: a missing
+// inotify instance must not stop the allocator.
+func watchFile(ctx context.Context, log *slog.Logger, path string, fw fileWatch, reload chan<- struct{}) error {
+	w, err := newDirWatcher(filepath.Dir(path), fw.err)
 	if err != nil {
-		return fmt.Errorf("watch config file: %w", err)
+		log.Warn("cannot watch the config file; polling it instead", "file", path, "interval", fw.poll, "err", err)
+		return pollFile(ctx, log, path, fw.poll, reload)
 	}
 	defer w.Close()
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("watch config file: %w", err)
-	}
+	delay := fw.delay
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {

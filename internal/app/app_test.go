@@ -27,7 +27,7 @@ var env *testenv.Env
 // pods, and checks for leaked goroutines after all tests.
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.ReleaseMode)
-	code := testenv.Main(m, &env)
+	code := testenv.Main(m, &env, testenv.MonitoringCRDs())
 	if code == 0 {
 		if err := goleak.Find(testenv.LeakIgnores()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

@@ -49,6 +49,7 @@ func TestCollectorsFromPods(t *testing.T) {
 listen_addr: 127.0.0.1:0
 kube_config_file_path: %s
 collector_namespace: %s
+collector_not_ready_grace_period: 1s
 collector_selector:
   matchLabels:
     app.kubernetes.io/component: opentelemetry-collector
@@ -67,6 +68,7 @@ config:
 	})
 	require.Empty(t, assigned(t, base, "static job", "web-0")["web-0"], "a pod outside the selector is no collector")
 
+	// A deleted pod leaves once the grace period (1s here) ends.
 	require.NoError(t, kube.CoreV1().Pods(ns).Delete(ctx, "otel-collector-1", metav1.DeleteOptions{}))
 	eventually(t, func() bool { return len(assigned(t, base, "static job", "otel-collector-0")["otel-collector-0"]) == 8 })
 }

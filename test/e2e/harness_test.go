@@ -136,6 +136,10 @@ type allocatorProcess struct {
 	url        string // http://127.0.0.1:<port>
 	configFile string
 	log        *logBuffer
+	bin, addr  string
+	env        []string
+	dir        string
+	cmd        *exec.Cmd
 	exited     chan struct{} // closed when the process has exited
 	exitErr    error         // valid after exited is closed
 }
@@ -155,21 +159,9 @@ func startAllocator(t *testing.T, bin string, cfg map[string]any, extraEnv ...st
 	writeConfig(t, p.configFile, cfg)
 	dumpOnFailure(t, "allocator output", p.log)
 
-	addr := freeLoopbackAddr(t)
-	p.url = "http://" + addr
-	cmd := exec.Command(bin, "--config-file="+p.configFile, "--listen-addr="+addr)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Stdout = p.log
-	cmd.Stderr = p.log
-	cmd.SysProcAttr = childProcAttr()
-	cmd.WaitDelay = stopGrace
-	require.NoError(t, cmd.Start(), "start allocator %s", bin)
-	t.Logf("allocator pid %d listening on %s with %s", cmd.Process.Pid, addr, p.configFile)
-	go func() {
-		p.exitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p.bin, p.addr, p.dir, p.env = bin, freeLoopbackAddr(t), dir, append(os.Environ(), extraEnv...)
+	p.url = "http://" + p.addr
+	p.launch(t)
 
 	t.Cleanup(func() {
 		select {
@@ -178,19 +170,54 @@ func startAllocator(t *testing.T, bin string, cfg map[string]any, extraEnv ...st
 			return
 		default:
 		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-			t.Logf("allocator stopped on SIGTERM: %v", exitStatus(p.exitErr))
-		case <-time.After(stopGrace):
-			_ = cmd.Process.Kill()
-			<-p.exited
-			t.Errorf("allocator did not exit within %s of SIGTERM; killed", stopGrace)
-		}
+		p.stop(t)
 	})
 
 	p.waitReady(t)
 	return p
+}
+
+// launch starts the allocator process on p's config and address.
+func (p *allocatorProcess) launch(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(p.bin, "--config-file="+p.configFile, "--listen-addr="+p.addr)
+	cmd.Dir = p.dir
+	cmd.Env = p.env
+	cmd.Stdout = p.log
+	cmd.Stderr = p.log
+	cmd.SysProcAttr = childProcAttr()
+	cmd.WaitDelay = stopGrace
+	require.NoError(t, cmd.Start(), "start allocator %s", p.bin)
+	t.Logf("allocator pid %d listening on %s with %s", cmd.Process.Pid, p.addr, p.configFile)
+	exited := make(chan struct{})
+	p.cmd, p.exited = cmd, exited
+	go func() {
+		p.exitErr = cmd.Wait()
+		close(exited)
+	}()
+}
+
+// stop sends SIGTERM and waits for the exit; it fails the test if a SIGKILL
+// was needed after stopGrace.
+func (p *allocatorProcess) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		t.Logf("allocator stopped on SIGTERM: %v", exitStatus(p.exitErr))
+	case <-time.After(stopGrace):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("allocator did not exit within %s of SIGTERM; killed", stopGrace)
+	}
+}
+
+// restart stops the allocator and starts it again on the same config and
+// address, without waiting for it to be ready.
+func (p *allocatorProcess) restart(t *testing.T) {
+	t.Helper()
+	p.stop(t)
+	p.launch(t)
 }
 
 func exitStatus(err error) string {

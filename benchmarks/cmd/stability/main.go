@@ -139,7 +139,7 @@ func runTable(factories []strategy.Factory, cfg scenario.Config, ns []int, asJSO
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !asJSON {
-		fmt.Fprintln(tw, "strategy\tn\ttargets\tbalance\tbal_join\tmoved_join\tmin_join\tjoin/min\tmoved_leave\tmin_leave\tleave/min\tmoved_churn\tchurn_min\trestart_moved\tassign_ms\tjoin_ms\t")
+		fmt.Fprintln(tw, "strategy\tn\ttargets\tbalance\tbal_join\tmoved_join\tmin_join\tjoin/min\tmoved_leave\tmin_leave\tleave/min\tmoved_churn\tchurn_min\trestart_moved\trestart_grace\tassign_ms\tjoin_ms\t")
 	}
 	for _, f := range factories {
 		for _, n := range ns {
@@ -154,9 +154,9 @@ func runTable(factories []strategy.Factory, cfg scenario.Config, ns []int, asJSO
 				continue
 			}
 			r := m.Row
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t\n",
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n",
 				m.Strategy, r.N, r.Targets, r.Balance, r.BalanceAfterJoin, r.MovedJoin, r.MinJoin, ratio(r.MovedJoin, r.MinJoin),
-				r.MovedLeave, r.MinLeave, ratio(r.MovedLeave, r.MinLeave), r.MovedChurn, r.ChurnMin, r.RestartMoved, r.AssignMS, r.JoinMS)
+				r.MovedLeave, r.MinLeave, ratio(r.MovedLeave, r.MinLeave), r.MovedChurn, r.ChurnMin, r.RestartMoved, r.RestartMovedGrace, r.AssignMS, r.JoinMS)
 		}
 	}
 	if err := tw.Flush(); err != nil {

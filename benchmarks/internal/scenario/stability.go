@@ -2,7 +2,14 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shardwise/shardwise/discovery"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/strategy"
 )
@@ -14,23 +21,29 @@ import (
 // assignment (assign_ms; balance), one collector joins (N→N+1: join_ms,
 // moved_join, min_join, balance_after_join), the joiner leaves again
 // (N+1→N: moved_leave, min_leave), 1% of the targets are replaced by new ones
-// (moved_churn, churn_min), then every collector in turn leaves and returns
-// with the same name (restart_moved: targets whose collector differs after
-// the whole rolling restart from before it). The minima are Step.Min.
+// (moved_churn, churn_min), then a StatefulSet rolling restart: every
+// collector pod in turn is terminating, deleted, recreated Pending under the
+// same name and ready 10 s later, the collector set following the
+// collector watcher's membership rule (discovery.Membership). restart_moved
+// counts every move of every intermediate step without a grace period (the
+// pod leaves and comes back); restart_moved_grace the same with the default
+// 30 s grace period, within which the pod never leaves. The minima are
+// Step.Min.
 type Row struct {
-	N                int     `json:"n"`
-	Targets          int     `json:"targets"`
-	Balance          float64 `json:"balance"`
-	BalanceAfterJoin float64 `json:"balance_after_join"`
-	MovedJoin        int     `json:"moved_join"`
-	MinJoin          int     `json:"min_join"`
-	MovedLeave       int     `json:"moved_leave"`
-	MinLeave         int     `json:"min_leave"`
-	MovedChurn       int     `json:"moved_churn"`
-	ChurnMin         int     `json:"churn_min"`
-	RestartMoved     int     `json:"restart_moved"`
-	AssignMS         float64 `json:"assign_ms"`
-	JoinMS           float64 `json:"join_ms"`
+	N                 int     `json:"n"`
+	Targets           int     `json:"targets"`
+	Balance           float64 `json:"balance"`
+	BalanceAfterJoin  float64 `json:"balance_after_join"`
+	MovedJoin         int     `json:"moved_join"`
+	MinJoin           int     `json:"min_join"`
+	MovedLeave        int     `json:"moved_leave"`
+	MinLeave          int     `json:"min_leave"`
+	MovedChurn        int     `json:"moved_churn"`
+	ChurnMin          int     `json:"churn_min"`
+	RestartMoved      int     `json:"restart_moved"`
+	RestartMovedGrace int     `json:"restart_moved_grace"`
+	AssignMS          float64 `json:"assign_ms"`
+	JoinMS            float64 `json:"join_ms"`
 }
 
 // Measurement is a Row with the detail behind it.
@@ -115,14 +128,69 @@ func Measure(f strategy.Factory, cfg Config, n int) (Measurement, error) {
 		JoinMS:           join.MS,
 	}
 	if !cfg.SkipRestart {
-		before := r.Owners()
-		for i := range names {
-			rest := append(append([]string{}, names[:i]...), names[i+1:]...)
-			r.Quiet(Change{Collectors: rest})
-			r.Quiet(Change{Collectors: names})
-		}
 		r.Sync()
-		m.RestartMoved = Diff(before, r.Owners())
+		m.RestartMoved = RollingRestart(r, names, time.Nanosecond)
+		m.RestartMovedGrace = RollingRestart(r, names, discovery.DefaultCollectorNotReadyGracePeriod)
 	}
 	return m, nil
+}
+
+// RollingRestart restarts every collector pod in turn as a StatefulSet
+// does (terminating, deleted 2 s later, recreated Pending 2 s after that,
+// ready 10 s after that), the collector set following discovery.Membership
+// with the grace period, and returns the moves summed over every step at
+// which the set changed.
+func RollingRestart(r *Runner, names []string, grace time.Duration) int {
+	m := &discovery.Membership{Grace: grace}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pod := func(name string, ready, terminating bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now)}}
+		status := corev1.ConditionFalse
+		p.Status.Phase = corev1.PodPending
+		if ready {
+			status, p.Status.Phase = corev1.ConditionTrue, corev1.PodRunning
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.NewTime(now)}}
+		if terminating {
+			p.DeletionTimestamp = &metav1.Time{Time: now}
+		}
+		return p
+	}
+	pods := func(skip string, extra *corev1.Pod) []*corev1.Pod {
+		var out []*corev1.Pod
+		for _, n := range names {
+			if n != skip {
+				out = append(out, pod(n, true, false))
+			}
+		}
+		if extra != nil {
+			out = append(out, extra)
+		}
+		return out
+	}
+	current := slices.Sorted(slices.Values(r.Collectors()))
+	moved := 0
+	observe := func(ps []*corev1.Pod) {
+		set := m.Observe(now, ps)
+		cs := make([]string, len(set))
+		for i, c := range set {
+			cs[i] = c.Name
+		}
+		if slices.Equal(cs, current) {
+			return
+		}
+		current = cs
+		moved += r.Apply(Change{Kind: "restart", Collectors: cs}).Moved
+	}
+	observe(pods("", nil))
+	for _, name := range names {
+		observe(pods(name, pod(name, true, true)))
+		now = now.Add(2 * time.Second)
+		observe(pods(name, nil))
+		now = now.Add(2 * time.Second)
+		observe(pods(name, pod(name, false, false)))
+		now = now.Add(10 * time.Second)
+		observe(pods("", nil))
+	}
+	return moved
 }

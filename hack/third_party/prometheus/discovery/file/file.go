@@ -248,6 +248,11 @@ func (d *Discovery) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	defer d.stop()
 
 	d.refresh(ctx, ch)
+	select {
+	case <-ctx.Done():
+		return
+	case ch <- targetgroup.SyncedMarker():
+	}
 
 	ticker := time.NewTicker(d.interval)
 	defer ticker.Stop()

@@ -230,7 +230,9 @@ func (e *Endpoints) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	go func() {
+		synced := sendSynced(ctx, ch, e.queue, false)
 		for e.process(ctx, ch) {
+			synced = sendSynced(ctx, ch, e.queue, synced)
 		}
 	}()
 

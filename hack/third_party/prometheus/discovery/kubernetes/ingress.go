@@ -91,7 +91,9 @@ func (i *Ingress) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	go func() {
+		synced := sendSynced(ctx, ch, i.queue, false)
 		for i.process(ctx, ch) {
+			synced = sendSynced(ctx, ch, i.queue, synced)
 		}
 	}()
 

@@ -591,11 +591,12 @@ func (d *Discovery) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	var wg sync.WaitGroup
+	joined := joinSynced(ctx, ch, len(d.discoverers))
 	for _, dd := range d.discoverers {
 		wg.Add(1)
 		go func(d discovery.Discoverer) {
 			defer wg.Done()
-			d.Run(ctx, ch)
+			d.Run(ctx, joined)
 		}(dd)
 	}
 

@@ -102,7 +102,9 @@ func (n *Node) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	go func() {
+		synced := sendSynced(ctx, ch, n.queue, false)
 		for n.process(ctx, ch) {
+			synced = sendSynced(ctx, ch, n.queue, synced)
 		}
 	}()
 

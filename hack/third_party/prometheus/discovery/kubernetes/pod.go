@@ -136,7 +136,9 @@ func (p *Pod) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	go func() {
+		synced := sendSynced(ctx, ch, p.queue, false)
 		for p.process(ctx, ch) {
+			synced = sendSynced(ctx, ch, p.queue, synced)
 		}
 	}()
 

@@ -97,7 +97,9 @@ func (s *Service) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	}
 
 	go func() {
+		synced := sendSynced(ctx, ch, s.queue, false)
 		for s.process(ctx, ch) {
+			synced = sendSynced(ctx, ch, s.queue, synced)
 		}
 	}()
 

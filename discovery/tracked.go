@@ -1,0 +1,176 @@
+package discovery
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/common/model"
+	promdiscovery "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/file"
+	"github.com/prometheus/prometheus/discovery/kubernetes"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+)
+
+// A job is served only once every provider (one per service discovery
+// config) of it has delivered its initial target set: Prometheus' discovery
+// manager sends an empty list for a provider that has not reported yet, which
+// must not reach collectors as "no targets".
+//
+// Each provider is wrapped so that, once it has delivered, it adds a
+// synthetic group (syncedPrefix + its index in the job's configs) with one
+// placeholder target to its own groups. The synthetic group travels inside
+// Prometheus' snapshots with the provider's other groups, so a snapshot that
+// holds it also holds everything the provider sent before: no race between
+// "delivered" and "data". The Manager strips it before the filter.
+//
+// Delivered means: the first update for providers that send their whole set
+// at once (static, http, dns and every refresh-based mechanism); the
+// initial-sync marker for Kubernetes and file discovery, which send one group
+// per object or file (our patched copy of Prometheus sends the marker, see
+// hack/third_party/prometheus.sh).
+const (
+	syncedPrefix = "shardwise/provider-synced/"
+	syncedLabel  = model.LabelName("__shardwise_provider_synced__")
+)
+
+// trackedConfig wraps one service discovery config of a job. It is compared
+// with reflect.DeepEqual by Prometheus' manager to keep unchanged providers
+// running: job and idx make it unique per job, failed is shared.
+type trackedConfig struct {
+	promdiscovery.Config
+	job    string
+	idx    int
+	failed *failedProviders
+}
+
+// NewDiscoverer implements promdiscovery.Config.
+func (c trackedConfig) NewDiscoverer(o promdiscovery.DiscovererOptions) (promdiscovery.Discoverer, error) {
+	d, err := c.Config.NewDiscoverer(o)
+	if err != nil {
+		// No provider will run: the job must not wait for it.
+		c.failed.set(c.job, c.idx, true)
+		return nil, err
+	}
+	c.failed.set(c.job, c.idx, false)
+	_, k8s := c.Config.(*kubernetes.SDConfig)
+	_, f := c.Config.(*file.SDConfig)
+	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f}, nil
+}
+
+// trackConfigs wraps a job's service discovery configs.
+func trackConfigs(job string, cfgs promdiscovery.Configs, failed *failedProviders) promdiscovery.Configs {
+	out := make(promdiscovery.Configs, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = trackedConfig{Config: c, job: job, idx: i, failed: failed}
+	}
+	return out
+}
+
+// failedProviders records the providers whose discoverer could not be
+// created, by job and index.
+type failedProviders struct {
+	mu sync.Mutex // guards m
+	m  map[string]map[int]bool
+}
+
+func (f *failedProviders) set(job string, idx int, failed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]map[int]bool{}
+	}
+	if !failed {
+		delete(f.m[job], idx)
+		return
+	}
+	if f.m[job] == nil {
+		f.m[job] = map[int]bool{}
+	}
+	f.m[job][idx] = true
+}
+
+func (f *failedProviders) has(job string, idx int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[job][idx]
+}
+
+// trackedDiscoverer forwards a discoverer's updates and adds the synthetic
+// group to the first update after the provider delivered.
+type trackedDiscoverer struct {
+	inner  promdiscovery.Discoverer
+	idx    int
+	marker bool // wait for targetgroup.SyncedSource rather than the first update
+}
+
+// Run implements promdiscovery.Discoverer.
+func (d *trackedDiscoverer) Run(ctx context.Context, up chan<- []*targetgroup.Group) {
+	in := make(chan []*targetgroup.Group)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.inner.Run(ctx, in)
+	}()
+	defer func() {
+		// The inner discoverer returns on ctx; let a pending send through.
+		for {
+			select {
+			case <-done:
+				return
+			case <-in:
+			}
+		}
+	}()
+	delivered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case tgs, ok := <-in:
+			if !ok { // StaticProvider closes its channel
+				in = nil
+				continue
+			}
+			isMarker := targetgroup.IsSyncedMarker(tgs)
+			if !delivered && (!d.marker || isMarker) {
+				delivered = true
+				tgs = append(tgs, &targetgroup.Group{
+					Source:  syncedPrefix + strconv.Itoa(d.idx),
+					Targets: []model.LabelSet{{syncedLabel: "1"}},
+				})
+			} else if isMarker {
+				continue
+			}
+			select {
+			case up <- tgs:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// splitSynced returns a job's groups without the synthetic groups, and the
+// indexes of the providers that delivered.
+func splitSynced(tgs []*targetgroup.Group) ([]*targetgroup.Group, map[int]bool) {
+	var synced map[int]bool
+	out := tgs
+	for i, tg := range tgs {
+		if tg == nil || !strings.HasPrefix(tg.Source, syncedPrefix) {
+			if synced != nil {
+				out = append(out, tg)
+			}
+			continue
+		}
+		if synced == nil {
+			synced = map[int]bool{}
+			out = append(make([]*targetgroup.Group, 0, len(tgs)-1), tgs[:i]...)
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(tg.Source, syncedPrefix)); err == nil {
+			synced[n] = true
+		}
+	}
+	return out, synced
+}
