@@ -59,28 +59,8 @@ func (j *injector) apacheHttpd(names []string) (bool, string) {
 				limit = spec.VolumeSizeLimit.DeepCopy()
 			}
 			j.addVolume(corev1.Volume{Name: apacheConfVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit}}})
-			clone := corev1.Container{
-				Name:            apacheCloneInit,
-				Image:           c.Image,
-				Command:         []string{"cp", "-r", confDir + "/.", apacheStagedConfDir},
-				Env:             appendIfNotSet(nil, c.Env...),
-				VolumeMounts:    append(slices.Clone(c.VolumeMounts), corev1.VolumeMount{Name: apacheConfVolume, MountPath: apacheStagedConfDir}),
-				Resources:       *resources.DeepCopy(),
-				SecurityContext: sc.DeepCopy(),
-				ImagePullPolicy: c.ImagePullPolicy,
-			}
-			for _, e := range c.EnvFrom {
-				clone.EnvFrom = append(clone.EnvFrom, *e.DeepCopy())
-			}
-			j.pod.Spec.InitContainers = append(j.pod.Spec.InitContainers, clone)
-			// The application's own mount of its configuration is replaced
-			// by the staged copy.
-			if i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.MountPath, confDir) }); i >= 0 {
-				c.VolumeMounts = slices.Delete(c.VolumeMounts, i, i+1)
-			}
-			c.VolumeMounts = append(c.VolumeMounts,
-				corev1.VolumeMount{Name: apacheAgentVolume, MountPath: apacheAgentDir},
-				corev1.VolumeMount{Name: apacheConfVolume, MountPath: confDir})
+			j.stageConfig(c, confDir, apacheConfVolume, apacheAgentVolume, resources, sc,
+				[]string{"cp", "-r", confDir + "/.", apacheStagedConfDir}, nil)
 		}
 		if !j.hasInit(apacheAttachInit) {
 			j.addVolume(volume(apacheAgentVolume, spec.VolumeClaimTemplate, spec.VolumeSizeLimit))
@@ -151,4 +131,34 @@ func (j *injector) apacheConfig(c *corev1.Container, res map[string]string) stri
 		fmt.Fprintf(&b, "%s %s\n", k, attrs[k])
 	}
 	return b.String()
+}
+
+// stageConfig adds the init container that copies the application's
+// configuration directory confDir (from the application's own image, with its
+// environment and mounts) into the volume confVolume, and mounts the staged
+// copy and the agent volume into c in place of the application's own mount of
+// confDir. Apache HTTPD and nginx both work this way; only the copy command
+// differs.
+func (j *injector) stageConfig(c *corev1.Container, confDir, confVolume, agentVolume string, resources corev1.ResourceRequirements, sc *corev1.SecurityContext, command, args []string) {
+	clone := corev1.Container{
+		Name:            apacheCloneInit,
+		Image:           c.Image,
+		Command:         command,
+		Args:            args,
+		Env:             appendIfNotSet(nil, c.Env...),
+		VolumeMounts:    append(slices.Clone(c.VolumeMounts), corev1.VolumeMount{Name: confVolume, MountPath: apacheStagedConfDir}),
+		Resources:       *resources.DeepCopy(),
+		SecurityContext: sc.DeepCopy(),
+		ImagePullPolicy: c.ImagePullPolicy,
+	}
+	for _, e := range c.EnvFrom {
+		clone.EnvFrom = append(clone.EnvFrom, *e.DeepCopy())
+	}
+	j.pod.Spec.InitContainers = append(j.pod.Spec.InitContainers, clone)
+	if i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.MountPath, confDir) }); i >= 0 {
+		c.VolumeMounts = slices.Delete(c.VolumeMounts, i, i+1)
+	}
+	c.VolumeMounts = append(c.VolumeMounts,
+		corev1.VolumeMount{Name: agentVolume, MountPath: apacheAgentDir},
+		corev1.VolumeMount{Name: confVolume, MountPath: confDir})
 }

@@ -56,27 +56,8 @@ func (j *injector) nginx(names []string) (bool, string) {
 		resources := defaultResources(spec.Resources, Nginx)
 		if !j.hasInit(apacheCloneInit) {
 			j.addVolume(corev1.Volume{Name: nginxConfVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-			clone := corev1.Container{
-				Name:            apacheCloneInit,
-				Image:           c.Image,
-				Command:         []string{"/bin/sh", "-c"},
-				Args:            []string{nginxCloneScript, "--", confDir},
-				Env:             appendIfNotSet(nil, c.Env...),
-				VolumeMounts:    append(slices.Clone(c.VolumeMounts), corev1.VolumeMount{Name: nginxConfVolume, MountPath: apacheStagedConfDir}),
-				Resources:       *resources.DeepCopy(),
-				SecurityContext: sc.DeepCopy(),
-				ImagePullPolicy: c.ImagePullPolicy,
-			}
-			for _, e := range c.EnvFrom {
-				clone.EnvFrom = append(clone.EnvFrom, *e.DeepCopy())
-			}
-			j.pod.Spec.InitContainers = append(j.pod.Spec.InitContainers, clone)
-			if i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.MountPath, confDir) }); i >= 0 {
-				c.VolumeMounts = slices.Delete(c.VolumeMounts, i, i+1)
-			}
-			c.VolumeMounts = append(c.VolumeMounts,
-				corev1.VolumeMount{Name: nginxAgentVolume, MountPath: apacheAgentDir},
-				corev1.VolumeMount{Name: nginxConfVolume, MountPath: confDir})
+			j.stageConfig(c, confDir, nginxConfVolume, nginxAgentVolume, resources, sc,
+				[]string{"/bin/sh", "-c"}, []string{nginxCloneScript, "--", confDir})
 		}
 		if !j.hasInit(nginxAttachInit) {
 			j.addVolume(corev1.Volume{Name: nginxAgentVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
