@@ -134,8 +134,10 @@ type PrometheusCRConfig struct {
 	Enabled         bool     `yaml:"enabled,omitempty"`
 	AllowNamespaces []string `yaml:"allow_namespaces,omitempty"`
 	DenyNamespaces  []string `yaml:"deny_namespaces,omitempty"`
-	// SecretNamespaces are the only namespaces from which referenced Secrets
-	// and ConfigMaps are read. Empty means the collector namespace.
+	// SecretNamespaces, when set, are the only namespaces from which
+	// referenced Secrets and ConfigMaps are read; a resource referencing one
+	// elsewhere is skipped with a Warning event. Empty means each resource's
+	// own namespace, as prometheus-operator reads them.
 	SecretNamespaces []string `yaml:"secret_namespaces,omitempty"`
 
 	ServiceMonitorSelector          *metav1.LabelSelector `yaml:"-"`

@@ -444,3 +444,71 @@ func TestNewOperatorWatcherNeedsNamespace(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 	require.ErrorContains(t, err, "collector_namespace")
 }
+
+// TestOperatorSecretInMonitorNamespace: a monitor's Secret is read from the
+// monitor's own namespace, as prometheus-operator does, unless
+// secret_namespaces narrows the namespaces Secrets are read from.
+func TestOperatorSecretInMonitorNamespace(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const own, mon = "secret-own", "secret-mon"
+	for _, ns := range []string{own, mon} {
+		_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = kube.CoreV1().Secrets(mon).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "auth"}, StringData: map[string]string{"user": "u", "pass": "p", "tok": "t"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	applyDoc(t, newCtrlClient(t, cfg), `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: `+mon+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints:
+  - port: basic
+    basicAuth: {username: {name: auth, key: user}, password: {name: auth, key: pass}}
+  - port: bearer
+    authorization: {credentials: {name: auth, key: tok}}
+`)
+	for _, tc := range []struct {
+		name, extra string
+		want        []string
+		invalid     float64
+	}{
+		{"monitor namespace by default", "", []string{"serviceMonitor/secret-mon/sm/0", "serviceMonitor/secret-mon/sm/1"}, 0},
+		{"secret_namespaces narrows", "  secret_namespaces: [" + own + "]\n", []string{}, 1},
+		{"secret_namespaces lists it", "  secret_namespaces: [" + own + ", " + mon + "]\n", []string{"serviceMonitor/secret-mon/sm/0", "serviceMonitor/secret-mon/sm/1"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  service_monitor_selector: {}
+  service_monitor_namespace_selector: {matchLabels: {kubernetes.io/metadata.name: ` + mon + `}}
+` + tc.extra))
+			require.NoError(t, err)
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			require.NoError(t, err)
+			sink := newSinkRecorder()
+			startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: own, Metrics: metrics})
+			scs := sink.waitFor(t, func(jobs []string) bool {
+				slices.Sort(jobs)
+				return slices.Equal(jobs, tc.want)
+			})
+			require.InDelta(t, tc.invalid, testutil.ToFloat64(metrics.invalidResource.WithLabelValues(KindServiceMonitor)), 0)
+			if len(scs) == 2 {
+				slices.SortFunc(scs, func(a, b *promconfig.ScrapeConfig) int { return strings.Compare(a.JobName, b.JobName) })
+				require.NotNil(t, scs[0].HTTPClientConfig.BasicAuth)
+				require.Equal(t, "u", scs[0].HTTPClientConfig.BasicAuth.Username)
+				require.Equal(t, "p", string(scs[0].HTTPClientConfig.BasicAuth.Password))
+				require.NotNil(t, scs[1].HTTPClientConfig.Authorization)
+				require.Equal(t, "t", string(scs[1].HTTPClientConfig.Authorization.Credentials))
+			}
+		})
+	}
+}
