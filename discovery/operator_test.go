@@ -512,3 +512,77 @@ prometheus_cr:
 		})
 	}
 }
+
+// TestOperatorNullNamespaceSelector: a null or missing namespace selector
+// selects the allocator's own namespace, as prometheus-operator reads a
+// Prometheus object's; `{}` selects every namespace.
+func TestOperatorNullNamespaceSelector(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	c := newCtrlClient(t, cfg)
+	const own, other = "nullsel-own", "nullsel-other"
+	for _, ns := range []string{own, other} {
+		_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		applyDoc(t, c, `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints: [{port: metrics}]
+`)
+		applyDoc(t, c, `apiVersion: monitoring.coreos.com/v1
+kind: PodMonitor
+metadata: {name: pm, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  podMetricsEndpoints: [{port: metrics}]
+`)
+	}
+	ownJobs := []string{"podMonitor/nullsel-own/pm/0", "serviceMonitor/nullsel-own/sm/0"}
+	otherJobs := []string{"podMonitor/nullsel-other/pm/0", "serviceMonitor/nullsel-other/sm/0"}
+	for _, tc := range []struct {
+		name, selectors string
+		want            []string
+		notWant         []string
+	}{
+		// The pod monitor namespace selector is missing, the service
+		// monitor one null.
+		{"null or missing: own namespace", "  service_monitor_namespace_selector: null\n", ownJobs, otherJobs},
+		{"empty: every namespace", "  service_monitor_namespace_selector: {}\n  pod_monitor_namespace_selector: {}\n", append(slices.Clone(ownJobs), otherJobs...), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  service_monitor_selector: {}
+  pod_monitor_selector: {}
+` + tc.selectors))
+			require.NoError(t, err)
+			sink := newSinkRecorder()
+			startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: own})
+			sink.waitFor(t, func(jobs []string) bool {
+				for _, j := range tc.want {
+					if !slices.Contains(jobs, j) {
+						return false
+					}
+				}
+				return true
+			})
+			// Every generation after that has the same set: the last one
+			// holds no job of another namespace.
+			sink.mu.Lock()
+			last := sink.last
+			sink.mu.Unlock()
+			for _, sc := range last {
+				require.NotContains(t, tc.notWant, sc.JobName)
+			}
+			if tc.notWant != nil {
+				require.Len(t, last, len(tc.want), "only the own namespace's jobs")
+			}
+		})
+	}
+}
