@@ -85,9 +85,7 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 // CollectorConfig selects the collectors that receive targets: pods matching
 // CollectorSelector in CollectorNamespace, or the static Collectors list.
 type CollectorConfig struct {
-	// CollectorNamespace is the namespace of the collector pods. It is also the
-	// namespace of the Prometheus object handed to prometheus-operator's
-	// generator (a nil namespace selector means this namespace).
+	// CollectorNamespace is the namespace of the collector pods.
 	CollectorNamespace string `yaml:"collector_namespace,omitempty"`
 	// CollectorSelector selects the collector pods.
 	CollectorSelector *metav1.LabelSelector `yaml:"-"`
@@ -127,15 +125,17 @@ func (c *CollectorConfig) UnmarshalYAML(unmarshal func(any) error) error {
 
 // PrometheusCRConfig is the `prometheus_cr:` block, with the keys and meaning
 // of the OpenTelemetry Operator's: a nil resource selector selects nothing,
-// `{}` selects all; a nil namespace selector means the collector namespace
-// only. Label selectors and scrape classes use Kubernetes' JSON field names
+// `{}` selects all; a nil (missing or null) namespace selector means the
+// allocator's own namespace, as prometheus-operator reads it. Label selectors and scrape classes use Kubernetes' JSON field names
 // (matchLabels, matchExpressions; lowercase is accepted too).
 type PrometheusCRConfig struct {
 	Enabled         bool     `yaml:"enabled,omitempty"`
 	AllowNamespaces []string `yaml:"allow_namespaces,omitempty"`
 	DenyNamespaces  []string `yaml:"deny_namespaces,omitempty"`
-	// SecretNamespaces are the only namespaces from which referenced Secrets
-	// and ConfigMaps are read. Empty means the collector namespace.
+	// SecretNamespaces, when set, are the only namespaces from which
+	// referenced Secrets and ConfigMaps are read; a resource referencing one
+	// elsewhere is skipped with a Warning event. Empty means each resource's
+	// own namespace, as prometheus-operator reads them.
 	SecretNamespaces []string `yaml:"secret_namespaces,omitempty"`
 
 	ServiceMonitorSelector          *metav1.LabelSelector `yaml:"-"`
@@ -298,8 +298,11 @@ func ParseConfig(b []byte) (*Config, error) {
 	return &c, nil
 }
 
-// ApplyDefaults fills in unset settings, as the OpenTelemetry Operator does:
-// the four namespace selectors default to `{}` (all namespaces).
+// ApplyDefaults fills in unset settings. A missing or null namespace
+// selector stays nil: like prometheus-operator for a Prometheus object, it
+// selects the allocator's own namespace (the upstream allocator reads it as
+// every namespace; its operator's CRD defaults the selectors to `{}`, as
+// ours does, so rendered configs carry `{}`).
 func (c *Config) ApplyDefaults() {
 	if c.FilterStrategy == "" {
 		c.FilterStrategy = DefaultFilterStrategy
@@ -313,14 +316,6 @@ func (c *Config) ApplyDefaults() {
 	}
 	if cr.ServiceDiscoveryRole == "" {
 		cr.ServiceDiscoveryRole = monitoringv1.EndpointSliceRole
-	}
-	for _, s := range []**metav1.LabelSelector{
-		&cr.ServiceMonitorNamespaceSelector, &cr.PodMonitorNamespaceSelector,
-		&cr.ProbeNamespaceSelector, &cr.ScrapeConfigNamespaceSelector,
-	} {
-		if *s == nil {
-			*s = &metav1.LabelSelector{}
-		}
 	}
 	if cr.CRDPollInterval == 0 {
 		cr.CRDPollInterval = 30 * time.Second

@@ -58,7 +58,7 @@ config:
 	require.Equal(t, map[string]string{"team": "a"}, cr.PodMonitorSelector.MatchLabels)
 	require.Nil(t, cr.ProbeSelector, "a missing resource selector selects nothing")
 	require.Equal(t, "env", cr.ProbeNamespaceSelector.MatchExpressions[0].Key)
-	require.Equal(t, &metav1.LabelSelector{}, cr.ServiceMonitorNamespaceSelector, "namespace selectors default to all")
+	require.Nil(t, cr.ServiceMonitorNamespaceSelector, "a missing namespace selector stays nil: the allocator's own namespace")
 	require.Equal(t, monitoringv1.EndpointSliceRole, cr.ServiceDiscoveryRole)
 	require.Len(t, cr.ScrapeClasses, 1)
 	require.True(t, *cr.ScrapeClasses[0].TLSConfig.InsecureSkipVerify)

@@ -80,8 +80,9 @@
 //
 // OperatorWatcher lists namespaces cluster-wide (for namespace selectors) and
 // watches the four resource kinds cluster-wide, or per namespace when
-// allow_namespaces is set; it creates Events and reads Secrets and ConfigMaps
-// only in prometheus_cr.secret_namespaces (default: the collector namespace).
+// allow_namespaces is set; it creates Events and gets the Secrets and
+// ConfigMaps a resource references from the resource's own namespace, only
+// in prometheus_cr.secret_namespaces when that is set.
 // ManagerOptions.KubeConfigFile is given to the kubernetes_sd of generated jobs
 // for runs outside a cluster; the served configs never carry it.
 //

@@ -56,9 +56,9 @@ type OperatorWatcherOptions struct {
 	Metrics *Metrics
 	// Config is the prometheus_cr block.
 	Config PrometheusCRConfig
-	// Namespace is the collector namespace: the namespace of the Prometheus
-	// object handed to prometheus-operator (nil namespace selectors mean it)
-	// and the default secret namespace.
+	// Namespace is the allocator's own namespace: the namespace of the
+	// Prometheus object handed to prometheus-operator, which is what a nil
+	// namespace selector selects.
 	Namespace string
 	// MinInterval is the least time between two generations. Zero means 1s.
 	MinInterval time.Duration
@@ -84,15 +84,17 @@ type OperatorWatcherOptions struct {
 // skipped with a Warning event and the shardwise_allocator_invalid_resources
 // metric; a failed generation keeps the previous job set.
 type OperatorWatcher struct {
-	log      *slog.Logger
-	metrics  *Metrics
-	opts     OperatorWatcherOptions
-	kube     kubernetes.Interface
-	mon      monitoringclient.Interface
-	sink     ConfigSink
-	prom     *monitoringv1.Prometheus
-	gen      *prometheus.ConfigGenerator
-	allowed  func(ns string) bool
+	log     *slog.Logger
+	metrics *Metrics
+	opts    OperatorWatcherOptions
+	kube    kubernetes.Interface
+	mon     monitoringclient.Interface
+	sink    ConfigSink
+	prom    *monitoringv1.Prometheus
+	gen     *prometheus.ConfigGenerator
+	allowed func(ns string) bool
+	// secretNS are the namespaces Secrets and ConfigMaps are read from; nil
+	// means any (the referencing resource's own).
 	secretNS map[string]bool
 }
 
@@ -174,12 +176,15 @@ func NewOperatorWatcher(kube kubernetes.Interface, mon monitoringclient.Interfac
 	for _, ns := range cr.DenyNamespaces {
 		deny[ns] = true
 	}
-	secretNS := map[string]bool{}
-	for _, ns := range cr.SecretNamespaces {
-		secretNS[ns] = true
-	}
-	if len(secretNS) == 0 {
-		secretNS[opts.Namespace] = true
+	// Without secret_namespaces, a resource's Secrets and ConfigMaps are read
+	// from its own namespace, as prometheus-operator does (its store reads
+	// them from the namespace of the resource that references them).
+	var secretNS map[string]bool
+	if len(cr.SecretNamespaces) > 0 {
+		secretNS = map[string]bool{}
+		for _, ns := range cr.SecretNamespaces {
+			secretNS[ns] = true
+		}
 	}
 	return &OperatorWatcher{
 		log:     opts.Logger,
@@ -515,7 +520,8 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 	return cfg.ScrapeConfigs, nil
 }
 
-// restrictedSecrets reads Secrets only in the allowed namespaces, and
+// restrictedSecrets reads Secrets only in the allowed namespaces (any when
+// allowed is nil), and
 // reports errors other than NotFound (the API server is unreachable, say) so
 // that a generation which met one is discarded rather than published without
 // the resources it rejected.
@@ -527,7 +533,7 @@ type restrictedSecrets struct {
 }
 
 func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
-	if r.allowed[ns] {
+	if r.allowed == nil || r.allowed[ns] {
 		return reportingSecrets{cachedSecrets{r.SecretsGetter.Secrets(ns), ns, r.cache}, r.transient}
 	}
 	return deniedSecrets{ns: ns}
@@ -566,7 +572,7 @@ type restrictedConfigMaps struct {
 }
 
 func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
-	if r.allowed[ns] {
+	if r.allowed == nil || r.allowed[ns] {
 		return reportingConfigMaps{cachedConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), ns, r.cache}, r.transient}
 	}
 	return deniedConfigMaps{ns: ns}

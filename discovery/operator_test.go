@@ -444,3 +444,145 @@ func TestNewOperatorWatcherNeedsNamespace(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 	require.ErrorContains(t, err, "collector_namespace")
 }
+
+// TestOperatorSecretInMonitorNamespace: a monitor's Secret is read from the
+// monitor's own namespace, as prometheus-operator does, unless
+// secret_namespaces narrows the namespaces Secrets are read from.
+func TestOperatorSecretInMonitorNamespace(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const own, mon = "secret-own", "secret-mon"
+	for _, ns := range []string{own, mon} {
+		_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = kube.CoreV1().Secrets(mon).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "auth"}, StringData: map[string]string{"user": "u", "pass": "p", "tok": "t"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	applyDoc(t, newCtrlClient(t, cfg), `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: `+mon+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints:
+  - port: basic
+    basicAuth: {username: {name: auth, key: user}, password: {name: auth, key: pass}}
+  - port: bearer
+    authorization: {credentials: {name: auth, key: tok}}
+`)
+	for _, tc := range []struct {
+		name, extra string
+		want        []string
+		invalid     float64
+	}{
+		{"monitor namespace by default", "", []string{"serviceMonitor/secret-mon/sm/0", "serviceMonitor/secret-mon/sm/1"}, 0},
+		{"secret_namespaces narrows", "  secret_namespaces: [" + own + "]\n", []string{}, 1},
+		{"secret_namespaces lists it", "  secret_namespaces: [" + own + ", " + mon + "]\n", []string{"serviceMonitor/secret-mon/sm/0", "serviceMonitor/secret-mon/sm/1"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  service_monitor_selector: {}
+  service_monitor_namespace_selector: {matchLabels: {kubernetes.io/metadata.name: ` + mon + `}}
+` + tc.extra))
+			require.NoError(t, err)
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			require.NoError(t, err)
+			sink := newSinkRecorder()
+			startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: own, Metrics: metrics})
+			scs := sink.waitFor(t, func(jobs []string) bool {
+				slices.Sort(jobs)
+				return slices.Equal(jobs, tc.want)
+			})
+			require.InDelta(t, tc.invalid, testutil.ToFloat64(metrics.invalidResource.WithLabelValues(KindServiceMonitor)), 0)
+			if len(scs) == 2 {
+				slices.SortFunc(scs, func(a, b *promconfig.ScrapeConfig) int { return strings.Compare(a.JobName, b.JobName) })
+				require.NotNil(t, scs[0].HTTPClientConfig.BasicAuth)
+				require.Equal(t, "u", scs[0].HTTPClientConfig.BasicAuth.Username)
+				require.Equal(t, "p", string(scs[0].HTTPClientConfig.BasicAuth.Password))
+				require.NotNil(t, scs[1].HTTPClientConfig.Authorization)
+				require.Equal(t, "t", string(scs[1].HTTPClientConfig.Authorization.Credentials))
+			}
+		})
+	}
+}
+
+// TestOperatorNullNamespaceSelector: a null or missing namespace selector
+// selects the allocator's own namespace, as prometheus-operator reads a
+// Prometheus object's; `{}` selects every namespace.
+func TestOperatorNullNamespaceSelector(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	c := newCtrlClient(t, cfg)
+	const own, other = "nullsel-own", "nullsel-other"
+	for _, ns := range []string{own, other} {
+		_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		applyDoc(t, c, `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints: [{port: metrics}]
+`)
+		applyDoc(t, c, `apiVersion: monitoring.coreos.com/v1
+kind: PodMonitor
+metadata: {name: pm, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: a}}
+  podMetricsEndpoints: [{port: metrics}]
+`)
+	}
+	ownJobs := []string{"podMonitor/nullsel-own/pm/0", "serviceMonitor/nullsel-own/sm/0"}
+	otherJobs := []string{"podMonitor/nullsel-other/pm/0", "serviceMonitor/nullsel-other/sm/0"}
+	for _, tc := range []struct {
+		name, selectors string
+		want            []string
+		notWant         []string
+	}{
+		// The pod monitor namespace selector is missing, the service
+		// monitor one null.
+		{"null or missing: own namespace", "  service_monitor_namespace_selector: null\n", ownJobs, otherJobs},
+		{"empty: every namespace", "  service_monitor_namespace_selector: {}\n  pod_monitor_namespace_selector: {}\n", append(slices.Clone(ownJobs), otherJobs...), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  service_monitor_selector: {}
+  pod_monitor_selector: {}
+` + tc.selectors))
+			require.NoError(t, err)
+			sink := newSinkRecorder()
+			startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: own})
+			sink.waitFor(t, func(jobs []string) bool {
+				for _, j := range tc.want {
+					if !slices.Contains(jobs, j) {
+						return false
+					}
+				}
+				return true
+			})
+			// Every generation after that has the same set: the last one
+			// holds no job of another namespace.
+			sink.mu.Lock()
+			last := sink.last
+			sink.mu.Unlock()
+			for _, sc := range last {
+				require.NotContains(t, tc.notWant, sc.JobName)
+			}
+			if tc.notWant != nil {
+				require.Len(t, last, len(tc.want), "only the own namespace's jobs")
+			}
+		})
+	}
+}

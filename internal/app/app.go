@@ -191,10 +191,8 @@ func Run(ctx context.Context, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("prometheus-operator client: %w", err)
 			}
-			ns := operatorNamespace(cfg)
-			if cfg.Discovery.Collector.CollectorNamespace == "" {
-				log.Warn("prometheus_cr without collector_namespace: using " + ns + " as the namespace of prometheus-operator's generator and the default secret namespace")
-			}
+			ns := operatorNamespace(cfg, processEnvironment)
+			log.Info("prometheus_cr: a null or missing namespace selector selects the allocator's own namespace", "namespace", ns)
 			operator, err = discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{
 				Logger:    log.With("component", "prometheus-operator"),
 				Metrics:   dm,
@@ -454,13 +452,16 @@ func usesPods(c *config) bool {
 	return len(cc.Collectors) == 0 && (cc.CollectorNamespace != "" || cc.CollectorSelector != nil)
 }
 
-// operatorNamespace is the collector namespace, else $POD_NAMESPACE, else
-// "default": prometheus-operator's generator needs one.
-func operatorNamespace(c *config) string {
-	if ns := c.Discovery.Collector.CollectorNamespace; ns != "" {
+// operatorNamespace is the namespace of the Prometheus object handed to
+// prometheus-operator's generator, which a nil namespace selector selects:
+// the allocator's own namespace ($OTELCOL_NAMESPACE, $POD_NAMESPACE or the
+// service account's namespace file), else the collector namespace (outside
+// a pod), else "default": the generator needs one.
+func operatorNamespace(c *config, env environment) string {
+	if ns := env.ownNamespace(); ns != "" {
 		return ns
 	}
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+	if ns := c.Discovery.Collector.CollectorNamespace; ns != "" {
 		return ns
 	}
 	return "default"

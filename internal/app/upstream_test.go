@@ -110,7 +110,7 @@ func TestUpstreamConfigsLoad(t *testing.T) {
 				require.Equal(t, release, sel)
 			}
 			for _, sel := range []*metav1.LabelSelector{cr.ServiceMonitorNamespaceSelector, cr.PodMonitorNamespaceSelector, cr.ProbeNamespaceSelector, cr.ScrapeConfigNamespaceSelector} {
-				require.Equal(t, &metav1.LabelSelector{}, sel, "null namespace selector: every namespace, as the upstream allocator")
+				require.Nil(t, sel, "null namespace selector: the allocator's own namespace, as prometheus-operator (the upstream allocator reads every namespace)")
 			}
 		}},
 		{"operator-05-namespace-label-selectors.yaml", func(t *testing.T, c *config) {
@@ -282,5 +282,32 @@ func TestPrometheusCRKeysMatchDiscovery(t *testing.T) {
 			continue
 		}
 		require.True(t, slices.Contains(prometheusCRKeys, name), "prometheus_cr key %q of package discovery is missing from prometheusCRKeys", name)
+	}
+}
+
+// TestOperatorNamespace: the namespace a null namespace selector selects is
+// the allocator's own, from its environment, before the collector namespace.
+func TestOperatorNamespace(t *testing.T) {
+	t.Parallel()
+	nsFile := filepath.Join(t.TempDir(), "namespace")
+	require.NoError(t, os.WriteFile(nsFile, []byte("from-file\n"), 0o600))
+	for _, tc := range []struct {
+		name      string
+		env       environment
+		collector string
+		want      string
+	}{
+		{"OTELCOL_NAMESPACE", fakeEnv(t, nsFile, "OTELCOL_NAMESPACE", "otelcol", "POD_NAMESPACE", "pod"), "collectors", "otelcol"},
+		{"POD_NAMESPACE", fakeEnv(t, nsFile, "POD_NAMESPACE", "pod"), "collectors", "pod"},
+		{"service account file", fakeEnv(t, nsFile), "collectors", "from-file"},
+		{"outside a pod: collector namespace", fakeEnv(t, ""), "collectors", "collectors"},
+		{"nothing known", fakeEnv(t, ""), "", "default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := &config{Discovery: &discovery.Config{}}
+			c.Discovery.Collector.CollectorNamespace = tc.collector
+			require.Equal(t, tc.want, operatorNamespace(c, tc.env))
+		})
 	}
 }
