@@ -76,7 +76,9 @@ type TargetAllocatorPrometheusCR struct {
 	ProbeNamespaceSelector *metav1.LabelSelector `json:"probeNamespaceSelector,omitempty"`
 
 	// secretNamespaces are the namespaces from which referenced Secrets and
-	// ConfigMaps are read; empty means the allocator's own namespace.
+	// ConfigMaps are read; empty means each monitor's own namespace, as in
+	// prometheus-operator. The operator grants `get` there only in the
+	// allocator's namespace and each allowNamespaces entry.
 	// +optional
 	// +listType=atomic
 	SecretNamespaces []string `json:"secretNamespaces,omitempty"`
