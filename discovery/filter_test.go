@@ -215,7 +215,7 @@ func TestFilter(t *testing.T) {
 }
 
 // TestFilterNode checks that targets carry the node their discovered labels
-// name (allocation.NodeOf), whether the labels are the target's own or its
+// name (nodeOf), whether the labels are the target's own or its
 // group's.
 func TestFilterNode(t *testing.T) {
 	t.Parallel()
