@@ -120,7 +120,7 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff.
 	$(MAKE) --no-print-directory generate manifests
 	./hack/third_party/prometheus.sh
 	$(GO) mod tidy
-	@for m in hack/tools/*/ test/e2e/; do [ -f $$m/go.mod ] && (cd $$m && $(GO) mod tidy) || true; done
+	@for m in hack/tools/*/ test/e2e/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...
 	@git diff --exit-code || { echo "verify: generated files or go.mod are out of date; run make verify and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis)" || { git status --porcelain -- config test/crds apis; echo "verify: untracked generated files"; exit 1; }

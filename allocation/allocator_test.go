@@ -291,7 +291,7 @@ func TestPerNode(t *testing.T) {
 	t.Parallel()
 	node := func(addr, n string) *Target {
 		lbls := labels.FromStrings("__address__", addr, "__meta_kubernetes_pod_node_name", n)
-		return &Target{Job: "j", Hash: lbls.Hash(), Address: addr, Labels: DiscoveredOf(lbls), Node: NodeOf(DiscoveredOf(lbls))}
+		return &Target{Job: "j", Hash: lbls.Hash(), Address: addr, Labels: DiscoveredOf(lbls), Node: n}
 	}
 	targets := []*Target{node("a:1", "n1"), node("b:1", "n2"), node("c:1", "n3"), node("d:1", ""), node("e:2", "n1")}
 	collectors := []Collector{{Name: "c1", Node: "n1"}, {Name: "c2", Node: "n2"}, {Name: "c3", Node: "n2"}}
@@ -317,24 +317,6 @@ func TestPerNode(t *testing.T) {
 			c, _ := s.Lookup(targets[4].Hash)
 			require.Equal(t, "c1", c)
 		})
-	}
-}
-
-func TestNodeOf(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		lbls labels.Labels
-		want string
-	}{
-		{labels.FromStrings("__meta_kubernetes_pod_node_name", "a"), "a"},
-		{labels.FromStrings("__meta_kubernetes_node_name", "b"), "b"},
-		{labels.FromStrings("__meta_kubernetes_endpoint_node_name", "c"), "c"},
-		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Node", "__meta_kubernetes_endpointslice_address_target_name", "d"), "d"},
-		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Pod", "__meta_kubernetes_endpointslice_address_target_name", "p"), ""},
-		{labels.FromStrings("__meta_kubernetes_endpointslice_address_target_kind", "Pod", "__meta_kubernetes_endpointslice_endpoint_node_name", "e"), "e"},
-		{labels.EmptyLabels(), ""},
-	} {
-		require.Equal(t, tc.want, NodeOf(DiscoveredOf(tc.lbls)), tc.lbls.String())
 	}
 }
 

@@ -54,12 +54,6 @@ func (s *Snapshot) Collectors() []string { return s.collectors }
 // Do not modify.
 func (s *Snapshot) Jobs() []string { return s.jobs }
 
-// HasCollector reports whether the collector is known.
-func (s *Snapshot) HasCollector(name string) bool { _, ok := s.collIndex[name]; return ok }
-
-// HasJob reports whether the job has at least one target.
-func (s *Snapshot) HasJob(job string) bool { _, ok := s.jobIndex[job]; return ok }
-
 // Slice returns the targets of job assigned to collector, or nil when there
 // are none (unknown collector or job included). It is O(1) and allocation-free.
 func (s *Snapshot) Slice(collector, job string) *Slice {

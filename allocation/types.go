@@ -33,7 +33,8 @@ type Target struct {
 	// collector, which relabels itself.
 	Labels Discovered
 	// Node is the Kubernetes node the target runs on, "" when unknown. Only the
-	// per-node strategy reads it; see NodeOf.
+	// per-node strategy reads it; discovery fills it from the
+	// Kubernetes service-discovery labels.
 	Node string
 }
 

@@ -64,11 +64,12 @@ func retained(b *testing.B, f strategy.Factory, js map[string][]*allocation.Targ
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(targets), s
 }
 
-// BenchmarkAssign measures the first assignment: SetCollectors then
+// BenchmarkStrategyAssign compares the strategies on the first assignment
+// (allocation's BenchmarkAssign measures shardwise's alone): SetCollectors then
 // SetJobTargets on a fresh strategy. ns/target is the time per target,
 // B/target the live heap the strategy keeps per target afterwards (measured
 // once, outside the timed loop), max/mean the balance it reaches.
-func BenchmarkAssign(b *testing.B) {
+func BenchmarkStrategyAssign(b *testing.B) {
 	for _, f := range factories() {
 		for _, T := range benchTargets {
 			for _, n := range benchCollectors {
@@ -94,11 +95,12 @@ func BenchmarkAssign(b *testing.B) {
 	}
 }
 
-// BenchmarkJoin measures one collector joining N (N→N+1); the joiner leaves
+// BenchmarkStrategyJoin compares the strategies on one collector joining N
+// (N→N+1; allocation's BenchmarkJoin measures shardwise's alone); the joiner leaves
 // again outside the timed part. moved/optimal is the targets moved over
 // ⌊T/(N+1)⌋ and max/mean the balance after the join, both from the first
 // join.
-func BenchmarkJoin(b *testing.B) {
+func BenchmarkStrategyJoin(b *testing.B) {
 	for _, f := range factories() {
 		for _, T := range benchTargets {
 			for _, n := range benchCollectors {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,15 +44,18 @@ prometheus_cr:
 	sink := newSinkRecorder()
 	startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: ns})
 	sink.waitFor(t, func(jobs []string) bool { return len(jobs) == 0 })
-	require.Eventually(t, func() bool {
+	// The condition runs on another goroutine: it reports through ct, not t.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		evs, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		require.NoError(t, err)
+		if !assert.NoError(ct, err) {
+			return
+		}
 		for _, e := range evs.Items {
 			if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Kind == "ServiceMonitor" && e.InvolvedObject.Name == "broken" {
 				t.Log(e.Reason, e.Message)
-				return true
+				return
 			}
 		}
-		return false
+		ct.Errorf("no Warning event for ServiceMonitor broken among %d events", len(evs.Items))
 	}, 30*time.Second, 50*time.Millisecond, "no Warning event for the broken ServiceMonitor")
 }

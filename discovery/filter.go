@@ -314,7 +314,7 @@ func (w *worker) target(job string, j *filterJob, tLabels model.LabelSet, gl []l
 		Hash:    identity(job, w.tmp),
 		Address: addr,
 		Labels:  disc,
-		Node:    allocation.NodeOf(disc),
+		Node:    nodeOf(disc),
 	}, false
 }
 

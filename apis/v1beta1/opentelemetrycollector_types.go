@@ -90,9 +90,12 @@ type OpenTelemetryCollectorSpec struct {
 	// upgradeStrategy is accepted for compatibility; shardwise has no version migrations.
 	// +optional
 	UpgradeStrategy UpgradeStrategy `json:"upgradeStrategy,omitempty"`
-	// replicas is the number of collector pods.
+	// replicas is the number of collector pods. It defaults to 1 in the
+	// schema, as upstream, so that the scale subresource (kubectl scale, a
+	// HorizontalPodAutoscaler) works on a collector that does not set it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default:=1
 	Replicas *int32 `json:"replicas,omitempty"`
 	// image is the collector image; empty means the operator's default.
 	// +optional

@@ -491,12 +491,10 @@ func kubeConfig(c *config) (*rest.Config, error) {
 	return rc, nil
 }
 
+// staticCollectors returns the configuration's static collector list, sorted
+// by name (discovery.StaticCollectors: one conversion for both binaries' uses).
 func staticCollectors(c *config) []allocation.Collector {
-	var cs []allocation.Collector
-	for _, s := range c.Discovery.Collector.Collectors {
-		cs = append(cs, allocation.Collector{Name: s.Name, Node: s.Node})
-	}
-	return cs
+	return discovery.StaticCollectors(c.Discovery.Collector.Collectors)
 }
 
 // fileWatch configures watchFile.

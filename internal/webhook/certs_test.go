@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,9 +81,13 @@ func TestSelfManagedTLS(t *testing.T) {
 	}()
 
 	// The Secret gets a CA and a serving certificate for the Service.
-	require.Eventually(t, func() bool {
-		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(secret), secret))
-		return len(secret.Data["tls.crt"]) > 0 && len(secret.Data["ca.crt"]) > 0
+	// The conditions run on another goroutine: they report through ct, not t.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if !assert.NoError(ct, c.Get(ctx, client.ObjectKeyFromObject(secret), secret)) {
+			return
+		}
+		assert.NotEmpty(ct, secret.Data["tls.crt"])
+		assert.NotEmpty(ct, secret.Data["ca.crt"])
 	}, 30*time.Second, 100*time.Millisecond)
 	block, _ := pem.Decode(secret.Data["tls.crt"])
 	require.NotNil(t, block)
@@ -100,9 +105,11 @@ func TestSelfManagedTLS(t *testing.T) {
 	}
 
 	// The CA lands in the caBundle.
-	require.Eventually(t, func() bool {
-		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(mwc), mwc))
-		return bytes.Equal(mwc.Webhooks[0].ClientConfig.CABundle, secret.Data["ca.crt"])
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if !assert.NoError(ct, c.Get(ctx, client.ObjectKeyFromObject(mwc), mwc)) {
+			return
+		}
+		assert.True(ct, bytes.Equal(mwc.Webhooks[0].ClientConfig.CABundle, secret.Data["ca.crt"]), "caBundle is not the Secret's ca.crt")
 	}, 60*time.Second, 200*time.Millisecond)
 
 	// Then the gate opens and the webhook server serves the certificate.
