@@ -3,6 +3,7 @@ package sidecar
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,7 +102,8 @@ var (
 
 // Choose picks the collector of a "true" request among the collectors of
 // the pod's namespace: the only one with mode sidecar. It returns a pointer
-// into collectors, or an error wrapping ErrNoCollector or ErrAmbiguous.
+// into collectors, or an error wrapping ErrNoCollector or ErrAmbiguous (which
+// names the candidates, sorted).
 func Choose(namespace string, collectors []v1beta1.OpenTelemetryCollector) (*v1beta1.OpenTelemetryCollector, error) {
 	var found *v1beta1.OpenTelemetryCollector
 	var names []string
@@ -120,6 +122,7 @@ func Choose(namespace string, collectors []v1beta1.OpenTelemetryCollector) (*v1b
 	case 1:
 		return found, nil
 	default:
+		slices.Sort(names)
 		return nil, fmt.Errorf("%w (namespace %s has %s)", ErrAmbiguous, namespace, strings.Join(names, ", "))
 	}
 }

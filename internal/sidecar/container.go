@@ -46,7 +46,11 @@ func Container(c *v1beta1.OpenTelemetryCollector, podNamespace string, owners []
 	}
 	args = append(args, configArg)
 
-	env := slices.Clone(spec.Env)
+	// Deep copies: the collector is usually the cache's own object.
+	env := make([]corev1.EnvVar, 0, len(spec.Env)+12)
+	for _, e := range spec.Env {
+		env = append(env, *e.DeepCopy())
+	}
 	for _, e := range inferredEnv(spec.Config) {
 		if envIndex(spec.Env, e.Name) < 0 {
 			env = append(env, e)

@@ -266,7 +266,7 @@ func TestChoose(t *testing.T) {
 	got, err := Choose("app", []v1beta1.OpenTelemetryCollector{col("gw", v1beta1.ModeDeployment), col("agent", v1beta1.ModeSidecar)})
 	require.NoError(t, err)
 	require.Equal(t, "agent", got.Name)
-	_, err = Choose("app", []v1beta1.OpenTelemetryCollector{col("a", v1beta1.ModeSidecar), col("b", v1beta1.ModeSidecar)})
+	_, err = Choose("app", []v1beta1.OpenTelemetryCollector{col("b", v1beta1.ModeSidecar), col("a", v1beta1.ModeSidecar)})
 	require.ErrorIs(t, err, ErrAmbiguous)
 	require.ErrorContains(t, err, "namespace app has a, b")
 }
