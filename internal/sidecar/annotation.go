@@ -49,6 +49,15 @@ type Request struct {
 	Namespace, Name string
 }
 
+// Malformed reports an Inject request whose value names no collector, such
+// as "ns/" or "/name": it resolves to nothing.
+func (r Request) Malformed() bool {
+	if r.Action != Inject {
+		return false
+	}
+	return r.Namespace == "" || (r.Name == "" && !strings.EqualFold(r.Value, "true"))
+}
+
 // String is the request as a message names it.
 func (r Request) String() string { return fmt.Sprintf("%s=%q", Annotation, r.Value) }
 

@@ -39,7 +39,7 @@ func randomCase(t testing.TB, seed1, seed2 uint64) (*corev1.Pod, Input, Settings
 	for range r.IntN(2) {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, container())
 	}
-	values := []string{"true", "false", "FALSE", "sidecar-for-my-app", "app/sidecar-for-my-app", "other/x", ""}
+	values := []string{"true", "false", "FALSE", "sidecar-for-my-app", "app/sidecar-for-my-app", "other/x", "app/", "/x", ""}
 	if v := pick(values...); v != "" {
 		pod.Annotations[Annotation] = v
 	}

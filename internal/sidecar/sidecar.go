@@ -130,6 +130,11 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) Outcome {
 		out.Reason = fmt.Sprintf("the pod already has a container named %s; it is kept and no sidecar is added", ContainerName)
 		return out
 	}
+	if req.Malformed() {
+		out.Result = NotFound
+		out.Reason = fmt.Sprintf("no sidecar injected: %q is not true, <name> or <namespace>/<name>", req.Value)
+		return out
+	}
 	c := in.Collector
 	if c == nil {
 		out.Result = unresolvedResult(in.Unresolved)

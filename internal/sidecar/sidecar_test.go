@@ -238,6 +238,7 @@ func TestRequested(t *testing.T) {
 		// The pod's true takes the namespace's named collector, not its false.
 		{"agent", "true", Request{Action: Inject, Value: "agent", Namespace: "app", Name: "agent"}},
 		{"False", "true", Request{Action: Inject, Value: "true", Namespace: "app"}},
+		{"", "obs/", Request{Action: Inject, Value: "obs/", Namespace: "obs"}},
 	} {
 		t.Run(tc.ns+"|"+tc.pod, func(t *testing.T) {
 			t.Parallel()
@@ -331,6 +332,8 @@ func TestMutateResults(t *testing.T) {
 		{name: "ambiguous", pod: deploymentPod("app", map[string]string{Annotation: "true"}), in: Input{Namespace: ns, Unresolved: fmt.Errorf("%w (namespace app has a, b)", ErrAmbiguous)}, want: Ambiguous, wantReason: "several OpenTelemetryCollectors"},
 		{name: "none", pod: deploymentPod("app", map[string]string{Annotation: "true"}), in: Input{Namespace: ns, Unresolved: fmt.Errorf("%w in namespace app", ErrNoCollector)}, want: NotFound},
 		{name: "not found", pod: deploymentPod("app", map[string]string{Annotation: "nope"}), in: Input{Namespace: ns, Unresolved: fmt.Errorf("app/nope: %w", ErrNotFound)}, want: NotFound, wantReason: "app/nope"},
+		{name: "malformed value", pod: deploymentPod("app", map[string]string{Annotation: "obs/"}), in: Input{Namespace: ns, Collector: c}, want: NotFound, wantReason: `"obs/" is not true`},
+		{name: "malformed namespace", pod: deploymentPod("app", map[string]string{Annotation: "/agent"}), in: Input{Namespace: ns, Collector: c}, want: NotFound},
 		{name: "lookup failed", pod: deploymentPod("app", map[string]string{Annotation: "nope"}), in: Input{Namespace: ns, Unresolved: fmt.Errorf("list: timeout")}, want: Failed, wantReason: "timeout"},
 		{name: "not sidecar", pod: deploymentPod("app", map[string]string{Annotation: "sidecar-for-my-app"}), in: Input{Namespace: ns, Collector: deployment}, want: NotSidecar, wantReason: `mode "deployment"`},
 		{name: "unrenderable config", pod: deploymentPod("app", map[string]string{Annotation: "true"}), in: Input{Namespace: ns, Collector: broken}, want: Failed, wantReason: "render collector config"},

@@ -102,7 +102,7 @@ func (m *SidecarMutator) Mutate(ctx context.Context, ns *corev1.Namespace, pod *
 	}
 	in := sidecar.Input{Namespace: ns.ObjectMeta}
 	var findings []Finding
-	if req.Action == sidecar.Inject && !sidecar.Present(pod) {
+	if req.Action == sidecar.Inject && !req.Malformed() && !sidecar.Present(pod) {
 		in.Collector, in.Unresolved = m.resolve(ctx, req)
 		if in.Collector != nil {
 			chain, err := ownerChain(ctx, m.Reader, m.APIReader, ns.Name, pod.OwnerReferences)
