@@ -128,7 +128,7 @@ func serve(ctx context.Context, o options) error {
 	if err := (&ctrlpkg.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
 		return fmt.Errorf("set up target allocator reconciler: %w", err)
 	}
-	if err := setupWebhooks(mgr, o.webhook); err != nil {
+	if err := setupWebhooks(mgr, o.webhook, o.collectorImage); err != nil {
 		return fmt.Errorf("set up webhooks: %w", err)
 	}
 	if err := (&ctrlpkg.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Image: o.opampBridgeImage, ClusterWideNamespaces: o.opampBridgeClusterWide}).SetupWithManager(mgr, copts); err != nil {

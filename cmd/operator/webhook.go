@@ -25,6 +25,8 @@ type webhookOptions struct {
 	// enabledLanguages are the --enable-<language>-instrumentation flags.
 	enabledLanguages map[instrumentation.Language]*bool
 	multi            bool
+	// sidecar is --enable-sidecar-injection.
+	sidecar bool
 	// certManagement is cert-manager, self or none.
 	certManagement string
 	selfTLS        webhookpkg.SelfManagedTLS
@@ -48,6 +50,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.selfTLS.Service, "webhook-service-name", "shardwise-webhook-service", "Webhook Service the self-managed certificate is issued for.")
 	fs.StringVar(&w.selfTLS.MutatingWebhookConfiguration, "webhook-configuration-name", "shardwise-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the operator keeps (self-managed certificate).")
 	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
+	fs.BoolVar(&w.sidecar, "enable-sidecar-injection", true, "Inject the collector sidecar (mode: sidecar) into pods annotated sidecar.opentelemetry.io/inject.")
 	w.images = map[instrumentation.Language]*string{}
 	w.enabledLanguages = map[instrumentation.Language]*bool{}
 	for _, l := range instrumentation.Languages {
@@ -98,10 +101,20 @@ func (w *webhookOptions) server() webhook.Server {
 }
 
 // setupWebhooks registers the pod webhook, unless webhooks are disabled.
-func setupWebhooks(mgr manager.Manager, w webhookOptions) error {
+// collectorImage is the sidecar's image for collectors that name none.
+func setupWebhooks(mgr manager.Manager, w webhookOptions, collectorImage string) error {
 	if !w.enabled {
-		mgr.GetLogger().Info("webhooks disabled (--enable-webhooks=false): pods are not auto-instrumented")
+		mgr.GetLogger().Info("webhooks disabled (--enable-webhooks=false): pods are not auto-instrumented and get no collector sidecar")
 		return nil
+	}
+	var before []webhookpkg.PodMutator
+	if w.sidecar {
+		sm, err := webhookpkg.NewSidecarMutator(mgr.GetConfig(), mgr.GetClient(), mgr.GetAPIReader(), collectorImage, metrics.Registry)
+		if err != nil {
+			return err
+		}
+		mgr.GetLogger().Info("collector sidecar injection enabled", "nativeSidecar", sm.Settings.NativeSidecar)
+		before = append(before, sm)
 	}
 	var gate <-chan struct{}
 	if w.certManagement == "self" {
@@ -112,5 +125,5 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions) error {
 			return err
 		}
 	}
-	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir, gate)
+	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir, gate, before...)
 }

@@ -22,6 +22,11 @@ func TestWebhookFlags(t *testing.T) {
 			require.Equal(t, "/tmp/k8s-webhook-server/serving-certs", o.webhook.certDir)
 			require.Equal(t, instrumentation.DefaultSettings(), o.webhook.settings())
 			require.Equal(t, "cert-manager", o.webhook.certManagement)
+			require.True(t, o.webhook.sidecar)
+		}},
+		{name: "sidecar injection off", args: []string{"--enable-sidecar-injection=false"}, check: func(t *testing.T, o options) {
+			require.False(t, o.webhook.sidecar)
+			require.True(t, o.webhook.enabled)
 		}},
 		{name: "languages and images", args: []string{
 			"--enable-go-instrumentation", "--enable-nginx-instrumentation", "--enable-java-instrumentation=false",

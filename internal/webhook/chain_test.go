@@ -19,11 +19,11 @@ import (
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
-// sidecar stands for the collector sidecar mutator: it adds a container.
-type sidecar struct{}
+// addsContainer stands for a mutator that adds a container.
+type addsContainer struct{}
 
-func (sidecar) Name() string { return "sidecar" }
-func (sidecar) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
+func (addsContainer) Name() string { return "adds-container" }
+func (addsContainer) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "otc-container", Image: "collector:1"})
 	return nil, nil
 }
@@ -50,7 +50,7 @@ func TestPodHandlerChain(t *testing.T) {
 	require.NoError(t, c.Create(t.Context(), instrumentationIn(w.ns, "default", nil)))
 
 	inst := &InstrumentationMutator{Reader: c, APIReader: c, Settings: instrumentation.DefaultSettings()}
-	h := NewPodHandler(scheme, c, nil, sidecar{}, broken{}, inst)
+	h := NewPodHandler(scheme, c, nil, addsContainer{}, broken{}, inst)
 	pod := w.pod("chained", map[string]string{instrumentation.InjectAnnotation(instrumentation.Python): "true"})
 	raw, err := json.Marshal(pod)
 	require.NoError(t, err)

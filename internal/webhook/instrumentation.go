@@ -86,7 +86,7 @@ func (m *InstrumentationMutator) Mutate(ctx context.Context, ns *corev1.Namespac
 	}
 	if len(in.Instrumentations) > 0 {
 		var err error
-		in.Owners, err = m.owners(ctx, ns.Name, pod.OwnerReferences, 0)
+		in.Owners, err = m.owners(ctx, ns.Name, pod.OwnerReferences)
 		if err != nil {
 			findings = append(findings, Finding{Reason: "InstrumentationOwnerLookupFailed", Message: fmt.Sprintf("the owner chain could not be read, so OTEL_SERVICE_NAME and k8s.* attributes may be incomplete: %v", err)})
 		}
@@ -182,45 +182,12 @@ func (m *InstrumentationMutator) checkTLS(ctx context.Context, podNamespace stri
 	return check("ConfigMap", tls.ConfigMapName)
 }
 
-// ownerAPIVersion is where the owners whose own owners matter live.
-var ownerAPIVersion = map[string]string{"replicaset": "apps/v1", "job": "batch/v1"}
-
-// owners flattens the owner chain: each owner of a known kind, and through
-// ReplicaSets and Jobs their owners (Deployment, CronJob), as upstream.
-func (m *InstrumentationMutator) owners(ctx context.Context, namespace string, refs []metav1.OwnerReference, depth int) ([]instrumentation.Owner, error) {
-	var out []instrumentation.Owner
-	var firstErr error
-	for _, ref := range refs {
-		kind := strings.ToLower(ref.Kind)
-		switch kind {
-		case "replicaset", "deployment", "statefulset", "daemonset", "job", "cronjob":
-		default:
-			continue
-		}
-		out = append(out, instrumentation.Owner{Kind: ref.Kind, Name: ref.Name, UID: ref.UID})
-		apiVersion, ok := ownerAPIVersion[kind]
-		if !ok || depth > 0 {
-			continue
-		}
-		meta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: ref.Kind}}
-		key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
-		err := m.Reader.Get(ctx, key, meta, client.UnsafeDisableDeepCopy)
-		if apierrors.IsNotFound(err) && m.APIReader != nil {
-			// The controller created the owner a moment ago; the cache may
-			// not have seen it yet.
-			err = m.APIReader.Get(ctx, key, meta)
-		}
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("get %s %s: %w", ref.Kind, key, err)
-			}
-			continue
-		}
-		parents, err := m.owners(ctx, namespace, meta.OwnerReferences, depth+1)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		out = append(out, parents...)
+// owners is the pod's owner chain for the instrumentation mutator.
+func (m *InstrumentationMutator) owners(ctx context.Context, namespace string, refs []metav1.OwnerReference) ([]instrumentation.Owner, error) {
+	chain, err := ownerChain(ctx, m.Reader, m.APIReader, namespace, refs)
+	out := make([]instrumentation.Owner, len(chain))
+	for i, o := range chain {
+		out[i] = instrumentation.Owner{Kind: o.Kind, Name: o.Name, UID: o.UID}
 	}
-	return out, firstErr
+	return out, err
 }

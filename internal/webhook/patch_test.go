@@ -41,8 +41,13 @@ func TestPatch(t *testing.T) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 			p.Spec.ShareProcessNamespace = ptr(true)
 		}, wantOps: 3},
+		{name: "label and native sidecar added", mutate: func(p *corev1.Pod) {
+			p.Labels["sidecar.opentelemetry.io/injected"] = "ns.agent"
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "otc-container", Image: "c", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways)})
+		}, wantOps: 2},
+		{name: "labels removed", mutate: func(p *corev1.Pod) { p.Labels = nil }, wantOps: 1},
 		{name: "another field falls back to the diff", mutate: func(p *corev1.Pod) {
-			p.Labels["injected"] = "yes"
+			p.Spec.NodeSelector = map[string]string{"zone": "a"}
 			p.Spec.Containers[0].Image = "app:2"
 		}},
 	} {

@@ -128,6 +128,7 @@ func patch(raw []byte, original, pod *corev1.Pod) admission.Response {
 	}
 	fields := []field{
 		{"/metadata/annotations", original.Annotations, pod.Annotations, len(pod.Annotations) == 0, func(p *corev1.Pod) { p.Annotations = original.Annotations }},
+		{"/metadata/labels", original.Labels, pod.Labels, len(pod.Labels) == 0, func(p *corev1.Pod) { p.Labels = original.Labels }},
 		{"/spec/initContainers", original.Spec.InitContainers, pod.Spec.InitContainers, len(pod.Spec.InitContainers) == 0, func(p *corev1.Pod) { p.Spec.InitContainers = original.Spec.InitContainers }},
 		{"/spec/containers", original.Spec.Containers, pod.Spec.Containers, false, func(p *corev1.Pod) { p.Spec.Containers = original.Spec.Containers }},
 		{"/spec/volumes", original.Spec.Volumes, pod.Spec.Volumes, len(pod.Spec.Volumes) == 0, func(p *corev1.Pod) { p.Spec.Volumes = original.Spec.Volumes }},

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/apis/v1beta1"
 	"github.com/shardwise/shardwise/internal/instrumentation"
 	"github.com/shardwise/shardwise/internal/testenv"
 )
@@ -32,6 +33,7 @@ func testScheme(t testing.TB) *runtime.Scheme {
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
 	require.NoError(t, v1alpha1.AddToScheme(s))
+	require.NoError(t, v1beta1.AddToScheme(s))
 	return s
 }
 
@@ -47,6 +49,13 @@ type operator struct {
 
 func startOperator(t *testing.T, s instrumentation.Settings) *operator {
 	t.Helper()
+	return startOperatorWith(t, s, false)
+}
+
+// startOperatorWith starts the operator, with the collector sidecar mutator
+// before the instrumentation one if sidecar is set, as cmd/operator does.
+func startOperatorWith(t *testing.T, s instrumentation.Settings, sidecar bool) *operator {
+	t.Helper()
 	cfg := testenv.Require(t, env)
 	scheme := testScheme(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -59,7 +68,13 @@ func startOperator(t *testing.T, s instrumentation.Settings) *operator {
 	})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	require.NoError(t, Setup(mgr, s, reg, env.Webhook.LocalServingCertDir, nil))
+	var before []PodMutator
+	if sidecar {
+		sm, err := NewSidecarMutator(cfg, mgr.GetClient(), mgr.GetAPIReader(), sidecarImage, reg)
+		require.NoError(t, err)
+		before = append(before, sm)
+	}
+	require.NoError(t, Setup(mgr, s, reg, env.Webhook.LocalServingCertDir, nil, before...))
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &operator{client: mgr.GetClient(), reg: reg, cancel: cancel, stopped: make(chan error, 1)}
 	go func() { op.stopped <- mgr.Start(ctx) }()
