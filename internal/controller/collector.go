@@ -262,8 +262,42 @@ func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetr
 	if err != nil {
 		return err
 	}
-	return a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), collectorKinds, keep,
-		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] })
+	if err := a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), collectorKinds, keep,
+		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] }); err != nil {
+		return err
+	}
+	return r.pruneOtherModes(ctx, c)
+}
+
+// pruneOtherModes deletes the collector's workload of a mode other than its
+// own (the mode cannot change, but an older operator may have left one).
+// The list-based prune finds it too, through the metadata cache; this reads
+// the kind's own cache, the one whose event triggered the reconcile, so a
+// stray workload is gone after the first reconcile it causes.
+func (r *CollectorReconciler) pruneOtherModes(ctx context.Context, c *v1beta1.OpenTelemetryCollector) error {
+	key := client.ObjectKey{Namespace: c.Namespace, Name: manifests.CollectorName(c.Name)}
+	for mode, obj := range map[v1beta1.Mode]client.Object{
+		v1beta1.ModeStatefulSet: &appsv1.StatefulSet{},
+		v1beta1.ModeDeployment:  &appsv1.Deployment{},
+		v1beta1.ModeDaemonSet:   &appsv1.DaemonSet{},
+	} {
+		if mode == manifests.ModeOf(c) {
+			continue
+		}
+		if err := r.Client.Get(ctx, key, obj); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("read %T %s: %w", obj, key.Name, err)
+			}
+			continue
+		}
+		if !metav1.IsControlledBy(obj, c) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("prune %T %s of another mode: %w", obj, key.Name, err)
+		}
+	}
+	return nil
 }
 
 // configVersionsToKeep returns the collector ConfigMaps kept for rollback:
