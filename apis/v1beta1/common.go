@@ -116,16 +116,16 @@ type ObservabilitySpec struct {
 
 // MetricsConfigSpec configures how the collector's own metrics are scraped.
 type MetricsConfigSpec struct {
-	// enableMetrics creates a ServiceMonitor (a PodMonitor in mode sidecar)
-	// for the collector's own metrics when prometheus-operator's CRDs are
-	// installed.
+	// enableMetrics (upstream: a ServiceMonitor, or a PodMonitor in mode
+	// sidecar, for the collector's own metrics) is not supported by
+	// shardwise yet: true is rejected.
 	// +optional
 	EnableMetrics bool `json:"enableMetrics,omitempty"`
-	// extraLabels are added to the ServiceMonitor or PodMonitor.
+	// extraLabels would label the ServiceMonitor or PodMonitor; accepted, unused.
 	// +optional
 	ExtraLabels map[string]string `json:"extraLabels,omitempty"`
-	// disablePrometheusAnnotations leaves out the prometheus.io/scrape, port
-	// and path annotations of the collector pods.
+	// disablePrometheusAnnotations leaves out upstream's prometheus.io/scrape,
+	// port and path pod annotations; shardwise never adds them.
 	// +optional
 	DisablePrometheusAnnotations bool `json:"disablePrometheusAnnotations,omitempty"`
 }
