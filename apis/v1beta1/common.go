@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -9,8 +11,7 @@ import (
 // +kubebuilder:validation:Enum=daemonset;deployment;sidecar;statefulset
 type Mode string
 
-// The collector modes of the upstream API. Only ModeStatefulSet is implemented;
-// the others are accepted and reported through the Ready condition.
+// The collector modes of the upstream API.
 const (
 	ModeDaemonSet   Mode = "daemonset"
 	ModeDeployment  Mode = "deployment"
@@ -53,4 +54,124 @@ type PodDisruptionBudgetSpec struct {
 	// maxUnavailable is the number or percentage of pods that may be unavailable.
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// PortsSpec is a port of the collector container and Services, in addition
+// to those inferred from the configuration.
+type PortsSpec struct {
+	// hostPort binds the container port on the node.
+	// +optional
+	HostPort int32 `json:"hostPort,omitempty"`
+
+	corev1.ServicePort `json:",inline"`
+}
+
+// ConfigMapsSpec is a ConfigMap mounted into the collector container.
+type ConfigMapsSpec struct {
+	// name of the ConfigMap, in the collector's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// mountpath is the directory under /var/conf where the ConfigMap's
+	// directory configmap-<name> is mounted.
+	// +required
+	MountPath string `json:"mountpath"`
+}
+
+// Probe tunes a probe of the collector container; the handler comes from the
+// health_check extension.
+type Probe struct {
+	// initialDelaySeconds before the first probe.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InitialDelaySeconds *int32 `json:"initialDelaySeconds,omitempty"`
+	// timeoutSeconds of one probe.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+	// periodSeconds between probes.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PeriodSeconds *int32 `json:"periodSeconds,omitempty"`
+	// successThreshold is the consecutive successes after a failure that count as success.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
+	// failureThreshold is the consecutive failures that count as failure.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+	// terminationGracePeriodSeconds after a failed probe; the pod's when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+}
+
+// ObservabilitySpec configures the collector's own telemetry.
+type ObservabilitySpec struct {
+	// metrics configures the collector's own metrics.
+	// +optional
+	Metrics MetricsConfigSpec `json:"metrics,omitempty"`
+}
+
+// MetricsConfigSpec configures how the collector's own metrics are scraped.
+type MetricsConfigSpec struct {
+	// enableMetrics (upstream: a ServiceMonitor, or a PodMonitor in mode
+	// sidecar, for the collector's own metrics) is not supported by
+	// shardwise yet: true is rejected.
+	// +optional
+	EnableMetrics bool `json:"enableMetrics,omitempty"`
+	// extraLabels would label the ServiceMonitor or PodMonitor; accepted, unused.
+	// +optional
+	ExtraLabels map[string]string `json:"extraLabels,omitempty"`
+	// disablePrometheusAnnotations leaves out upstream's prometheus.io/scrape,
+	// port and path pod annotations; shardwise never adds them.
+	// +optional
+	DisablePrometheusAnnotations bool `json:"disablePrometheusAnnotations,omitempty"`
+}
+
+// AutoscalerSpec is the HorizontalPodAutoscaler of a collector.
+type AutoscalerSpec struct {
+	// minReplicas is the autoscaler's lower bound; spec.replicas when unset.
+	// The workload never runs fewer pods.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	// maxReplicas is the autoscaler's upper bound. Without it no autoscaler
+	// is created.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+	// behavior of the autoscaler when scaling up and down.
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+	// metrics are custom metrics of type Pods; use targetCPUUtilization and
+	// targetMemoryUtilization for resource metrics.
+	// +optional
+	// +listType=atomic
+	Metrics []MetricSpec `json:"metrics,omitempty"`
+	// targetCPUUtilization is the average CPU utilisation (percent of the
+	// request) to keep; 90 when neither target is set.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	TargetCPUUtilization *int32 `json:"targetCPUUtilization,omitempty"`
+	// targetMemoryUtilization is the average memory utilisation (percent of
+	// the request) to keep.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	TargetMemoryUtilization *int32 `json:"targetMemoryUtilization,omitempty"`
+}
+
+// MetricSpec is an autoscaler metric; only type Pods is supported, as upstream.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == 'Pods' && has(self.pods)",message="autoscaler metrics support only type Pods, with pods set"
+type MetricSpec struct {
+	// type of the metric source; Pods.
+	// +required
+	Type autoscalingv2.MetricSourceType `json:"type"`
+	// pods is the per-pod metric and its target.
+	// +optional
+	Pods *autoscalingv2.PodsMetricSource `json:"pods,omitempty"`
 }

@@ -44,37 +44,27 @@ type OpenTelemetryCollectorList struct {
 
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || self.mode == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
-// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts)",message="volumeMounts is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ports)",message="ports is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.envFrom)",message="envFrom is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.volumes)",message="volumes is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle)",message="lifecycle is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds)",message="terminationGracePeriodSeconds is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.hostNetwork)",message="hostNetwork is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.hostPID)",message="hostPID is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.shareProcessNamespace)",message="shareProcessNamespace is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassName)",message="priorityClassName is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.initContainers)",message="initContainers is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.additionalContainers)",message="additionalContainers is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.podDnsConfig)",message="podDnsConfig is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.dnsPolicy)",message="dnsPolicy is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.ipFamilies)",message="ipFamilies is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.ipFamilyPolicy)",message="ipFamilyPolicy is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.trafficDistribution)",message="trafficDistribution is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.persistentVolumeClaimRetentionPolicy)",message="persistentVolumeClaimRetentionPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler)",message="autoscaler is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe)",message="livenessProbe is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe)",message="readinessProbe is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.startupProbe)",message="startupProbe is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.configmaps)",message="configmaps is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.daemonSetUpdateStrategy)",message="daemonSetUpdateStrategy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.deploymentUpdateStrategy)",message="deploymentUpdateStrategy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.command)",message="command is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.observability) || !has(self.observability.metrics) || !has(self.observability.metrics.enableMetrics) || !self.observability.metrics.enableMetrics",message="observability.metrics.enableMetrics is not supported by shardwise yet: create a ServiceMonitor for the Service <name>-collector-monitoring yourself; remove it"
+// +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",messageExpression="'the OpenTelemetry Collector mode is set to ' + oldSelf.mode + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.persistentVolumeClaimRetentionPolicy)",message="persistentVolumeClaimRetentionPolicy is only supported in mode statefulset"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'daemonset' || !has(self.daemonSetUpdateStrategy)",message="daemonSetUpdateStrategy is only supported in mode daemonset"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'deployment' || !has(self.deploymentUpdateStrategy)",message="deploymentUpdateStrategy is only supported in mode deployment"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.tolerations) || size(self.tolerations) == 0",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'tolerations'"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.priorityClassName) || self.priorityClassName == ''",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'priorityClassName'"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.affinity)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'affinity'"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.additionalContainers) || size(self.additionalContainers) == 0",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'additionalContainers'"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || self.mode == 'deployment' || self.mode == 'statefulset'",message="autoscaler is only supported in modes deployment and statefulset: a DaemonSet runs one pod per node and a sidecar one per application pod"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.minReplicas) || has(self.autoscaler.maxReplicas)",message="autoscaler.minReplicas needs autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.maxReplicas) || !has(self.autoscaler.minReplicas) || self.autoscaler.minReplicas <= self.autoscaler.maxReplicas",message="autoscaler.minReplicas must not exceed autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.maxReplicas) || !has(self.replicas) || self.replicas <= self.autoscaler.maxReplicas",message="replicas must not exceed autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'deployment' || self.mode == 'statefulset' || !has(self.podDisruptionBudget)",message="podDisruptionBudget is only supported in modes deployment and statefulset: a DaemonSet has no disruption budget, a sidecar belongs to its application pod"
 
 // OpenTelemetryCollectorSpec is the desired state of an OpenTelemetryCollector.
 type OpenTelemetryCollectorSpec struct {
@@ -82,8 +72,9 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	// +kubebuilder:default:=managed
 	ManagementState ManagementStateType `json:"managementState,omitempty"`
-	// mode is how the collector is deployed. Only statefulset is implemented;
-	// the other modes are accepted and reported as not supported in the Ready condition.
+	// mode is how the collector is deployed: a Deployment (the default), a
+	// DaemonSet, a StatefulSet, or a sidecar container the pod webhook injects
+	// into application pods. It cannot be changed after creation.
 	// +optional
 	// +kubebuilder:default:=deployment
 	Mode Mode `json:"mode,omitempty"`
@@ -117,6 +108,10 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	// +listType=atomic
 	Env []corev1.EnvVar `json:"env,omitempty"`
+	// envFrom of the collector container.
+	// +optional
+	// +listType=atomic
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 	// nodeSelector schedules the collector pods.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -169,17 +164,110 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
-	UnsupportedPodFields `json:",inline"`
+	// volumeMounts are added to the collector container.
+	// +optional
+	// +listType=atomic
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+	// volumes are added to the collector pods.
+	// +optional
+	// +listType=atomic
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+	// ports are exposed by the collector container and Services in addition
+	// to (and before) the ports inferred from the receivers in use.
+	// +optional
+	// +listType=atomic
+	Ports []PortsSpec `json:"ports,omitempty"`
+	// configmaps are ConfigMaps of the collector's namespace mounted into the
+	// collector container, each as volume configmap-<name> at
+	// /var/conf/<mountpath>/configmap-<name>.
+	// +optional
+	// +listType=atomic
+	Configmaps []ConfigMapsSpec `json:"configmaps,omitempty"`
+	// lifecycle of the collector container.
+	// +optional
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
+	// terminationGracePeriodSeconds of the collector pods.
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// topologySpreadConstraints of the collector pods (modes deployment and
+	// statefulset; a DaemonSet places one pod per node).
+	// +optional
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// hostNetwork runs the collector pods in the node's network namespace;
+	// the DNS policy then defaults to ClusterFirstWithHostNet.
+	// +optional
+	HostNetwork *bool `json:"hostNetwork,omitempty"`
+	// hostPID runs the collector pods in the node's process namespace.
+	// +optional
+	HostPID *bool `json:"hostPID,omitempty"`
+	// shareProcessNamespace shares one process namespace between the
+	// containers of a collector pod.
+	// +optional
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
+	// priorityClassName of the collector pods.
+	// +optional
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	// initContainers run before the collector container.
+	// +optional
+	// +listType=atomic
+	InitContainers []corev1.Container `json:"initContainers,omitempty"`
+	// additionalContainers run beside the collector container, after it.
+	// +optional
+	// +listType=atomic
+	AdditionalContainers []corev1.Container `json:"additionalContainers,omitempty"`
+	// podDnsConfig of the collector pods. With nameservers and no dnsPolicy,
+	// the DNS policy is None.
+	// +optional
+	PodDNSConfig *corev1.PodDNSConfig `json:"podDnsConfig,omitempty"`
+	// dnsPolicy of the collector pods; by default ClusterFirstWithHostNet with
+	// hostNetwork, ClusterFirst otherwise.
+	// +optional
+	DNSPolicy *corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+	// livenessProbe tunes the liveness probe of the collector container. The
+	// probe itself exists only when the health_check extension is enabled.
+	// +optional
+	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+	// readinessProbe tunes the readiness probe, as livenessProbe.
+	// +optional
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+	// startupProbe tunes the startup probe, as livenessProbe.
+	// +optional
+	StartupProbe *Probe `json:"startupProbe,omitempty"`
+	// command overrides the collector container's entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	Command []string `json:"command,omitempty"`
+	// autoscaler creates a HorizontalPodAutoscaler (autoscaling/v2) that
+	// scales the collector through its scale subresource, when maxReplicas
+	// is set. Modes deployment and statefulset.
+	// +optional
+	Autoscaler *AutoscalerSpec `json:"autoscaler,omitempty"`
+	// observability configures the collector's own telemetry.
+	// +optional
+	Observability ObservabilitySpec `json:"observability,omitempty"`
+	// daemonSetUpdateStrategy of the DaemonSet (mode daemonset only).
+	// +optional
+	DaemonSetUpdateStrategy *appsv1.DaemonSetUpdateStrategy `json:"daemonSetUpdateStrategy,omitempty"`
+	// deploymentUpdateStrategy of the Deployment (mode deployment only).
+	// +optional
+	DeploymentUpdateStrategy *appsv1.DeploymentStrategy `json:"deploymentUpdateStrategy,omitempty"`
+	// persistentVolumeClaimRetentionPolicy of the StatefulSet (mode statefulset only).
+	// +optional
+	PersistentVolumeClaimRetentionPolicy *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 
-	// persistentVolumeClaimRetentionPolicy is not supported by shardwise: setting it is rejected.
+	// ipFamilies is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	PersistentVolumeClaimRetentionPolicy *runtime.RawExtension `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
-	// autoscaler is not supported by shardwise: setting it is rejected.
+	// +listType=atomic
+	IPFamilies []string `json:"ipFamilies,omitempty"`
+	// ipFamilyPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Autoscaler *runtime.RawExtension `json:"autoscaler,omitempty"`
-	// ingress is not supported by shardwise: setting it is rejected.
+	IPFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
+	// trafficDistribution is not supported by shardwise: setting it is rejected.
+	// +optional
+	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
+	// ingress is not supported by shardwise yet: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
@@ -191,43 +279,10 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
-	// livenessProbe is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	LivenessProbe *runtime.RawExtension `json:"livenessProbe,omitempty"`
-	// readinessProbe is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	ReadinessProbe *runtime.RawExtension `json:"readinessProbe,omitempty"`
-	// startupProbe is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	StartupProbe *runtime.RawExtension `json:"startupProbe,omitempty"`
-	// observability is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Observability *runtime.RawExtension `json:"observability,omitempty"`
-	// configmaps is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +listType=atomic
-	Configmaps []runtime.RawExtension `json:"configmaps,omitempty"`
-	// daemonSetUpdateStrategy is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	DaemonSetUpdateStrategy *runtime.RawExtension `json:"daemonSetUpdateStrategy,omitempty"`
-	// deploymentUpdateStrategy is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	DeploymentUpdateStrategy *runtime.RawExtension `json:"deploymentUpdateStrategy,omitempty"`
-	// command is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +listType=atomic
-	Command []string `json:"command,omitempty"`
 }
 
-// UnsupportedPodFields are the upstream workload fields shardwise does not
-// implement. Each is rejected by a rule on the spec that embeds it.
+// UnsupportedPodFields are the upstream workload fields the TargetAllocator
+// does not implement. Each is rejected by a rule on the spec that embeds it.
 type UnsupportedPodFields struct {
 	// volumeMounts is not supported by shardwise: setting it is rejected.
 	// +optional

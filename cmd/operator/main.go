@@ -122,7 +122,7 @@ func serve(ctx context.Context, o options) error {
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
 	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}
-	if err := (&ctrlpkg.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {
+	if err := (&ctrlpkg.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings, PodReader: mgr.GetAPIReader()}).SetupWithManager(mgr, copts); err != nil {
 		return fmt.Errorf("set up collector reconciler: %w", err)
 	}
 	if err := (&ctrlpkg.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Settings: settings}).SetupWithManager(mgr, copts); err != nil {

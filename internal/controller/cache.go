@@ -2,6 +2,7 @@ package controller
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,17 +20,19 @@ import (
 // it as cache.Options.ByObject.
 //
 // Only kinds that no other part of the operator reads unfiltered are listed.
-// Deployments are not: the pod webhook resolves a pod's owner chain
-// (ReplicaSet, then the user's Deployment) through the cache. Whoever adds a
-// reader of a listed kind that needs objects the operator did not build must
-// either read it with the manager's API reader (mgr.GetAPIReader()) or remove
-// the kind here; Pods, ReplicaSets and Namespaces are deliberately absent.
+// The pod webhook resolves a pod's owner chain through ReplicaSets and Jobs
+// only (it reads no Deployment or DaemonSet), so the collector's workload
+// kinds can be restricted. Whoever adds a reader of a listed kind that needs
+// objects the operator did not build must either read it with the manager's
+// API reader (mgr.GetAPIReader()) or remove the kind here; Pods, ReplicaSets
+// and Namespaces are deliberately absent.
 func CacheByObject() map[client.Object]cache.ByObject {
 	owned := labels.SelectorFromSet(labels.Set{manifests.LabelManagedBy: manifests.ManagedBy})
 	out := map[client.Object]cache.ByObject{}
 	for _, o := range []client.Object{
 		&corev1.ConfigMap{}, &corev1.Service{}, &corev1.ServiceAccount{},
-		&appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &appsv1.DaemonSet{},
+		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{},
 	} {
 		out[o] = cache.ByObject{Label: owned}

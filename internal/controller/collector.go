@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,7 +47,8 @@ const (
 // +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors/status;targetallocators/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors/finalizers;targetallocators/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments;daemonsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -55,6 +59,9 @@ type CollectorReconciler struct {
 	Scheme   *runtime.Scheme
 	Recorder events.EventRecorder
 	Settings manifests.Settings
+	// PodReader lists pods uncached (the manager's API reader), to count the
+	// pods a sidecar-mode collector was injected into; nil counts none.
+	PodReader client.Reader
 
 	memo applyMemo
 }
@@ -78,7 +85,10 @@ var collectorKinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 	corev1.SchemeGroupVersion.WithKind("Service"),
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	appsv1.SchemeGroupVersion.WithKind("Deployment"),
+	appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 	v1alpha1.GroupVersion.WithKind("TargetAllocator"),
 }
 
@@ -93,7 +103,10 @@ func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.DaemonSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Owns(&v1alpha1.TargetAllocator{}).
 		WithOptions(opts).
 		Named("opentelemetrycollector").
@@ -153,8 +166,17 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
 	}
 	c.Status.ObservedGeneration = c.Generation
-	return reconcile.Result{}, r.updateStatus(ctx, &c, before)
+	var res reconcile.Result
+	if manifests.ModeOf(&c) == v1beta1.ModeSidecar && r.PodReader != nil {
+		// Pods are not watched: recount the injected ones now and then.
+		res.RequeueAfter = sidecarRecount
+	}
+	return res, r.updateStatus(ctx, &c, before)
 }
+
+// sidecarRecount is how often the status of a sidecar-mode collector
+// recounts the pods it was injected into.
+const sidecarRecount = time.Minute
 
 // allocatorConflict returns why the TargetAllocator a collector names with
 // manifests.LabelTargetAllocator will not serve it, or "": the allocator is
@@ -232,12 +254,50 @@ func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetr
 	if err != nil {
 		return err
 	}
-	versions, err := r.configVersionsToKeep(ctx, c, desired.Objects[0].GetName())
+	current := ""
+	if cms := keep[corev1.SchemeGroupVersion.WithKind("ConfigMap")]; len(cms) > 0 {
+		_, current, _ = strings.Cut(cms[0], "/")
+	}
+	versions, err := r.configVersionsToKeep(ctx, c, current)
 	if err != nil {
 		return err
 	}
-	return a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), collectorKinds, keep,
-		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] })
+	if err := a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), collectorKinds, keep,
+		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] }); err != nil {
+		return err
+	}
+	return r.pruneOtherModes(ctx, c)
+}
+
+// pruneOtherModes deletes the collector's workload of a mode other than its
+// own (the mode cannot change, but an older operator may have left one).
+// The list-based prune finds it too, through the metadata cache; this reads
+// the kind's own cache, the one whose event triggered the reconcile, so a
+// stray workload is gone after the first reconcile it causes.
+func (r *CollectorReconciler) pruneOtherModes(ctx context.Context, c *v1beta1.OpenTelemetryCollector) error {
+	key := client.ObjectKey{Namespace: c.Namespace, Name: manifests.CollectorName(c.Name)}
+	for mode, obj := range map[v1beta1.Mode]client.Object{
+		v1beta1.ModeStatefulSet: &appsv1.StatefulSet{},
+		v1beta1.ModeDeployment:  &appsv1.Deployment{},
+		v1beta1.ModeDaemonSet:   &appsv1.DaemonSet{},
+	} {
+		if mode == manifests.ModeOf(c) {
+			continue
+		}
+		if err := r.Client.Get(ctx, key, obj); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("read %T %s: %w", obj, key.Name, err)
+			}
+			continue
+		}
+		if !metav1.IsControlledBy(obj, c) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("prune %T %s of another mode: %w", obj, key.Name, err)
+		}
+	}
+	return nil
 }
 
 // configVersionsToKeep returns the collector ConfigMaps kept for rollback:
@@ -275,27 +335,76 @@ func (r *CollectorReconciler) configVersionsToKeep(ctx context.Context, c *v1bet
 	return keep, nil
 }
 
-// observe fills the scale status from the StatefulSet.
+// observe fills the scale status from the workload of the collector's mode:
+// the replicas a Deployment or StatefulSet wants and has ready, the pods a
+// DaemonSet should run and has ready, or the pods a sidecar-mode collector
+// was injected into.
 func (r *CollectorReconciler) observe(ctx context.Context, c *v1beta1.OpenTelemetryCollector, desired manifests.Collector) error {
-	var sts appsv1.StatefulSet
 	key := client.ObjectKey{Namespace: c.Namespace, Name: manifests.CollectorName(c.Name)}
-	if err := r.Client.Get(ctx, key, &sts); err != nil {
-		return fmt.Errorf("read statefulset: %w", err)
-	}
-	replicas := int32(1)
-	if sts.Spec.Replicas != nil {
-		replicas = *sts.Spec.Replicas
+	var want, ready int32
+	var pod *corev1.PodSpec
+	switch manifests.ModeOf(c) {
+	case v1beta1.ModeStatefulSet:
+		var sts appsv1.StatefulSet
+		if err := r.Client.Get(ctx, key, &sts); err != nil {
+			return fmt.Errorf("read statefulset: %w", err)
+		}
+		want, ready, pod = ptr.Deref(sts.Spec.Replicas, 1), sts.Status.ReadyReplicas, &sts.Spec.Template.Spec
+	case v1beta1.ModeDeployment:
+		var d appsv1.Deployment
+		if err := r.Client.Get(ctx, key, &d); err != nil {
+			return fmt.Errorf("read deployment: %w", err)
+		}
+		want, ready, pod = ptr.Deref(d.Spec.Replicas, 1), d.Status.ReadyReplicas, &d.Spec.Template.Spec
+	case v1beta1.ModeDaemonSet:
+		var ds appsv1.DaemonSet
+		if err := r.Client.Get(ctx, key, &ds); err != nil {
+			return fmt.Errorf("read daemonset: %w", err)
+		}
+		want, ready, pod = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady, &ds.Spec.Template.Spec
+	case v1beta1.ModeSidecar:
+		n, err := r.injectedPods(ctx, c, desired.Selector)
+		if err != nil {
+			return err
+		}
+		want, ready = n, n
+		c.Status.Image = c.Spec.Image
+		if c.Status.Image == "" {
+			c.Status.Image = r.Settings.CollectorImage
+		}
+		c.Status.Version = imageVersion(c.Status.Image)
 	}
 	c.Status.Scale = v1beta1.ScaleSubresourceStatus{
 		Selector:       labels.SelectorFromSet(desired.Selector).String(),
-		Replicas:       replicas,
-		StatusReplicas: fmt.Sprintf("%d/%d", sts.Status.ReadyReplicas, replicas),
+		Replicas:       want,
+		StatusReplicas: fmt.Sprintf("%d/%d", ready, want),
 	}
-	if len(sts.Spec.Template.Spec.Containers) > 0 {
-		c.Status.Image = sts.Spec.Template.Spec.Containers[0].Image
+	if pod != nil && len(pod.Containers) > 0 {
+		c.Status.Image = pod.Containers[0].Image
 		c.Status.Version = imageVersion(c.Status.Image)
 	}
 	return nil
+}
+
+// injectedPods counts the pods the webhook injected a sidecar-mode collector
+// into, read from the API server (the operator caches no pods) as metadata
+// only; 0 when the reconciler has no PodReader.
+func (r *CollectorReconciler) injectedPods(ctx context.Context, c *v1beta1.OpenTelemetryCollector, selector map[string]string) (int32, error) {
+	if r.PodReader == nil {
+		return 0, nil
+	}
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.PodReader.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels(selector)); err != nil {
+		return 0, fmt.Errorf("list injected pods: %w", err)
+	}
+	n := 0
+	for _, p := range list.Items {
+		if p.DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return int32(n), nil
 }
 
 // versionTag matches image tags that are versions: 0.165.0, v1.2.3-rc.1.

@@ -337,8 +337,8 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 	h := start(t, ns)
 	for i, tc := range []struct{ name, from, to, want string }{
 		{"ingress", "  mode: statefulset\n", "  mode: statefulset\n  ingress:\n    type: ingress\n", "ingress"},
-		{"hostNetwork", "  mode: statefulset\n", "  mode: statefulset\n  hostNetwork: true\n", "hostNetwork"},
-		{"volumes", "  mode: statefulset\n", "  mode: statefulset\n  volumes: []\n", "volumes"},
+		{"httpRoute", "  mode: statefulset\n", "  mode: statefulset\n  httpRoute:\n    enabled: true\n", "httpRoute"},
+		{"ipFamilies", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilies: [IPv4]\n", "ipFamilies"},
 		{"targetAllocator.mtls", "    enabled: true\n", "    enabled: true\n    mtls:\n      enabled: true\n", "mtls"},
 		{"prometheusCR.denyFSAccessThroughSMs", "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      denyFSAccessThroughSMs: true\n", "denyFSAccessThroughSMs"},
 		{"allocator with deployment", "mode: statefulset", "mode: deployment", "the target allocator needs mode statefulset"},
@@ -367,7 +367,7 @@ func TestInvalidInput(t *testing.T) {
 	for _, tc := range []struct{ name, from, to, reason string }{
 		{"no-prometheus-receiver", "      prometheus:\n", "      prometheus/other:\n", controller.ReasonInvalidConfig},
 		{"scrape-configs-not-a-list", "          scrape_configs:\n", "          scrape_configs: {}\n          x:\n", controller.ReasonInvalidConfig},
-		{"daemonset-mode", "mode: statefulset\n  targetAllocator:\n    enabled: true\n", "mode: daemonset\n  targetAllocator:\n    enabled: false\n", controller.ReasonModeNotSupported},
+		{"bad-user-port", "  mode: statefulset\n", "  mode: statefulset\n  ports:\n  - name: metrics\n    port: 9000\n", controller.ReasonInvalidConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := strings.Replace(upstreamExample, tc.from, tc.to, 1)
@@ -388,7 +388,7 @@ func TestInvalidInput(t *testing.T) {
 }
 
 // TestBadEditKeepsLastGoodObjects checks that a running collector edited
-// into a spec the operator cannot build (an unsupported mode, an invalid
+// into a spec the operator cannot build (an invalid port list, an invalid
 // config) keeps its objects exactly as they were, reports why, and that the
 // next good spec is applied again.
 func TestBadEditKeepsLastGoodObjects(t *testing.T) {
@@ -410,10 +410,9 @@ func TestBadEditKeepsLastGoodObjects(t *testing.T) {
 		edit   func(c *v1beta1.OpenTelemetryCollector)
 		reason string
 	}{
-		{"daemonset", func(c *v1beta1.OpenTelemetryCollector) {
-			c.Spec.Mode = v1beta1.ModeDaemonSet
-			c.Spec.TargetAllocator.Enabled = false
-		}, controller.ReasonModeNotSupported},
+		{"port named metrics", func(c *v1beta1.OpenTelemetryCollector) {
+			c.Spec.Ports = []v1beta1.PortsSpec{{ServicePort: corev1.ServicePort{Name: "metrics", Port: 9000}}}
+		}, controller.ReasonInvalidConfig},
 		{"no prometheus receiver", func(c *v1beta1.OpenTelemetryCollector) {
 			c.Spec.Config.Receivers.Object = map[string]any{"otlp": map[string]any{}}
 		}, controller.ReasonInvalidConfig},

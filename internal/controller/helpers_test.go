@@ -40,6 +40,9 @@ type managerOptions struct {
 	wrap func(client.Client) client.Client
 	// restrictCache uses controller.CacheByObject, as cmd/operator does.
 	restrictCache bool
+	// podReader gives the collector reconciler the manager's API reader, as
+	// cmd/operator does.
+	podReader bool
 }
 
 // startWith is start with options: several namespaces, another identity,
@@ -84,7 +87,11 @@ func startWith(t *testing.T, o managerOptions) harness {
 	}
 	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
 	rec := mgr.GetEventRecorder("shardwise-operator")
-	require.NoError(t, (&controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, opts))
+	cr := &controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}
+	if o.podReader {
+		cr.PodReader = mgr.GetAPIReader()
+	}
+	require.NoError(t, cr.SetupWithManager(mgr, opts))
 	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, opts))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

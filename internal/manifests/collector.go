@@ -3,9 +3,11 @@ package manifests
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,14 +47,27 @@ type Collector struct {
 }
 
 // BuildCollector returns the desired objects of a collector. It is the one
-// place that switches on the mode: each mode has its own builder.
+// place that switches on the mode: the workload modes share the ConfigMap,
+// ServiceAccount, Services and pod template, and differ in the workload kind
+// and the objects that go with it (PodDisruptionBudget, autoscaler); mode
+// sidecar builds no object, the pod webhook injects the collector.
 func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
 	switch c.Spec.Mode {
-	case v1beta1.ModeStatefulSet:
-		return statefulSetCollector(c, s)
+	case v1beta1.ModeStatefulSet, v1beta1.ModeDeployment, v1beta1.ModeDaemonSet, "":
+		return workloadCollector(c, s)
+	case v1beta1.ModeSidecar:
+		return sidecarCollector(c)
 	default:
 		return Collector{}, fmt.Errorf("%w: %q", ErrModeUnsupported, c.Spec.Mode)
 	}
+}
+
+// ModeOf is the collector's mode, deployment when unset (the schema default).
+func ModeOf(c *v1beta1.OpenTelemetryCollector) v1beta1.Mode {
+	if c.Spec.Mode == "" {
+		return v1beta1.ModeDeployment
+	}
+	return c.Spec.Mode
 }
 
 // TargetAllocatorRef is the name of the TargetAllocator a collector uses: the
@@ -64,8 +79,8 @@ func TargetAllocatorRef(c *v1beta1.OpenTelemetryCollector) (name string, owned b
 	return c.Name, true
 }
 
-func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
-	ns, instance := c.Namespace, c.Name
+func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
+	ns, instance, mode := c.Namespace, c.Name, ModeOf(c)
 	var taName string
 	var owned bool
 	if c.Spec.TargetAllocator.Enabled {
@@ -83,7 +98,10 @@ func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collec
 	name := CollectorName(instance)
 	labels := Labels(ns, instance, ComponentCollector, name)
 	selector := SelectorLabels(ns, instance, ComponentCollector)
-	ports := ReceiverPorts(cfg)
+	ports, err := servicePorts(c.Spec.Ports, ReceiverPorts(cfg))
+	if err != nil {
+		return Collector{}, err
+	}
 
 	out := Collector{ConfigHash: hash, Selector: selector}
 	cm := &corev1.ConfigMap{
@@ -102,19 +120,46 @@ func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collec
 		})
 	}
 
-	headless := service(ns, HeadlessService(instance), labels, selector, ports)
+	// A DaemonSet's collector serves its own node: node-local traffic stays
+	// on the node, as upstream.
+	var local *corev1.ServiceInternalTrafficPolicy
+	if mode == v1beta1.ModeDaemonSet {
+		local = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
+	}
+	headless := service(ns, HeadlessService(instance), labels, selector, servicePortsOnly(ports))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
-	headless.Spec.PublishNotReadyAddresses = true
+	// The governing Service of a StatefulSet publishes its pods' DNS names
+	// before they are ready.
+	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
+	headless.Spec.InternalTrafficPolicy = local
 	out.Objects = append(out.Objects, headless)
 	out.Objects = append(out.Objects, service(ns, MonitoringService(instance), labels, selector, []corev1.ServicePort{{
 		Name: "monitoring", Port: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(CollectorMonitoringPort),
 	}}))
 	if len(ports) > 0 {
-		out.Objects = append(out.Objects, service(ns, CollectorService(instance), labels, selector, ports))
+		base := service(ns, CollectorService(instance), labels, selector, servicePortsOnly(ports))
+		base.Spec.InternalTrafficPolicy = local
+		out.Objects = append(out.Objects, base)
 	}
 
-	out.Objects = append(out.Objects, collectorStatefulSet(c, s, name, labels, selector, sa, cm.Name, hash, ports))
-	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, c.Spec.PodDisruptionBudget))
+	tmpl, err := podTemplate(c, s, cfg, labels, sa, cm.Name, hash, ports)
+	if err != nil {
+		return Collector{}, err
+	}
+	switch mode {
+	case v1beta1.ModeStatefulSet:
+		out.Objects = append(out.Objects, collectorStatefulSet(c, name, labels, selector, tmpl))
+	case v1beta1.ModeDeployment:
+		out.Objects = append(out.Objects, collectorDeployment(c, name, labels, selector, tmpl))
+	case v1beta1.ModeDaemonSet:
+		out.Objects = append(out.Objects, collectorDaemonSet(c, name, labels, selector, tmpl))
+	}
+	if mode != v1beta1.ModeDaemonSet {
+		out.Objects = append(out.Objects, pdb(ns, name, labels, selector, c.Spec.PodDisruptionBudget))
+	}
+	if hpa := autoscaler(c, name, labels); hpa != nil {
+		out.Objects = append(out.Objects, hpa)
+	}
 
 	if owned {
 		ta, err := ownedTargetAllocator(c)
@@ -127,32 +172,35 @@ func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collec
 	return out, nil
 }
 
-func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, s Settings, name string, labels, selector map[string]string,
-	serviceAccount, configMap, hash string, ports []corev1.ServicePort,
-) *appsv1.StatefulSet {
+// sidecarCollector is mode sidecar: the pod webhook injects the collector
+// into application pods, which belong to their own workloads, so the
+// operator builds no workload, Service or autoscaler; nor a ConfigMap or
+// ServiceAccount, which the injected container (configured through its
+// environment, running as the application pod's account) would not use.
+func sidecarCollector(c *v1beta1.OpenTelemetryCollector) (Collector, error) {
+	if _, err := RenderCollectorConfig(c, ""); err != nil {
+		return Collector{}, err
+	}
+	return Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}, nil
+}
+
+// LabelSidecarInjected is the label the pod webhook puts on the pods it
+// injected a sidecar-mode collector into; its value is InstanceLabel of the
+// collector, as upstream.
+const LabelSidecarInjected = "sidecar.opentelemetry.io/injected"
+
+// replicas is the collector's replicas, at least the autoscaler's minimum,
+// as upstream: the workload never runs fewer pods than the autoscaler allows.
+func replicas(spec v1beta1.OpenTelemetryCollectorSpec) int32 {
+	n := ptr.Deref(spec.Replicas, 1)
+	if a := spec.Autoscaler; a != nil && a.MaxReplicas != nil && a.MinReplicas != nil && *a.MinReplicas > n {
+		n = *a.MinReplicas
+	}
+	return n
+}
+
+func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, name string, labels, selector map[string]string, tmpl corev1.PodTemplateSpec) *appsv1.StatefulSet {
 	spec := c.Spec
-	image := spec.Image
-	if image == "" {
-		image = s.CollectorImage
-	}
-	args := []string{"--config=" + collectorConfigDir + "/" + CollectorConfigKey}
-	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
-		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
-	}
-	env := collectorEnv(spec.Env)
-	containerPorts := []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP}}
-	for _, p := range ports {
-		// The metrics port is declared once, whoever else listens on it.
-		if p.Port == CollectorMonitoringPort {
-			continue
-		}
-		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: p.Protocol})
-	}
-	annotations := maps.Clone(spec.PodAnnotations)
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AnnotationConfigHash] = hash
 	serviceName := spec.ServiceName
 	if serviceName == "" {
 		serviceName = HeadlessService(c.Name)
@@ -165,39 +213,206 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, s Settings, name st
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: meta(c.Namespace, name, labels),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(ptr.Deref(spec.Replicas, 1)),
-			Selector:            &metav1.LabelSelector{MatchLabels: selector},
-			ServiceName:         serviceName,
-			PodManagementPolicy: policy,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
-				Spec: corev1.PodSpec{
-					ServiceAccountName: serviceAccount,
-					SecurityContext:    podSecurityContext(spec.PodSecurityContext),
-					Containers: []corev1.Container{{
-						Name:            CollectorContainer,
-						SecurityContext: containerSecurityContext(spec.SecurityContext),
-						Image:           image,
-						ImagePullPolicy: spec.ImagePullPolicy,
-						Args:            args,
-						Env:             env,
-						Ports:           containerPorts,
-						Resources:       spec.Resources,
-						VolumeMounts:    []corev1.VolumeMount{{Name: collectorConfigVolume, MountPath: collectorConfigDir}},
-					}},
-					Volumes: []corev1.Volume{{
-						Name: collectorConfigVolume,
-						VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
-							Items:                []corev1.KeyToPath{{Key: CollectorConfigKey, Path: CollectorConfigKey}},
-						}},
-					}},
-					NodeSelector: spec.NodeSelector,
-					Tolerations:  spec.Tolerations,
-					Affinity:     spec.Affinity,
-				},
+			Replicas:                             ptr.To(replicas(spec)),
+			Selector:                             &metav1.LabelSelector{MatchLabels: selector},
+			ServiceName:                          serviceName,
+			PodManagementPolicy:                  policy,
+			Template:                             tmpl,
+			VolumeClaimTemplates:                 spec.VolumeClaimTemplates,
+			PersistentVolumeClaimRetentionPolicy: spec.PersistentVolumeClaimRetentionPolicy,
+		},
+	}
+}
+
+func collectorDeployment(c *v1beta1.OpenTelemetryCollector, name string, labels, selector map[string]string, tmpl corev1.PodTemplateSpec) *appsv1.Deployment {
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(c.Namespace, name, labels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas(c.Spec)),
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: tmpl,
+		},
+	}
+	if s := c.Spec.DeploymentUpdateStrategy; s != nil {
+		d.Spec.Strategy = *s.DeepCopy()
+	}
+	return d
+}
+
+func collectorDaemonSet(c *v1beta1.OpenTelemetryCollector, name string, labels, selector map[string]string, tmpl corev1.PodTemplateSpec) *appsv1.DaemonSet {
+	// A DaemonSet places one pod per node: spreading constraints do not
+	// apply, as upstream.
+	tmpl.Spec.TopologySpreadConstraints = nil
+	d := &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		ObjectMeta: meta(c.Namespace, name, labels),
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: tmpl,
+		},
+	}
+	if s := c.Spec.DaemonSetUpdateStrategy; s != nil {
+		d.Spec.UpdateStrategy = *s.DeepCopy()
+	}
+	return d
+}
+
+// podTemplate is the collector pod of every workload mode.
+func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]any, labels map[string]string,
+	serviceAccount, configMap, hash string, ports []servicePort,
+) (corev1.PodTemplateSpec, error) {
+	spec := c.Spec
+	image := spec.Image
+	if image == "" {
+		image = s.CollectorImage
+	}
+	args := []string{"--config=" + collectorConfigDir + "/" + CollectorConfigKey}
+	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
+		if k == "config" {
+			// The operator's rendered config is the collector's config, as upstream.
+			continue
+		}
+		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
+	}
+	annotations := maps.Clone(spec.PodAnnotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationConfigHash] = hash
+
+	volumes := []corev1.Volume{{
+		Name: collectorConfigVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
+			Items:                []corev1.KeyToPath{{Key: CollectorConfigKey, Path: CollectorConfigKey}},
+		}},
+	}}
+	mounts := []corev1.VolumeMount{{Name: collectorConfigVolume, MountPath: collectorConfigDir}}
+	for _, m := range spec.Configmaps {
+		vol := Truncate("configmap-"+m.Name, maxNameLength)
+		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: m.Name},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: path.Join("/var/conf", m.MountPath, "configmap-"+m.Name)})
+	}
+	volumes = append(volumes, spec.Volumes...)
+	mounts = append(mounts, spec.VolumeMounts...)
+
+	health, err := healthCheckProbe(cfg)
+	if err != nil {
+		return corev1.PodTemplateSpec{}, err
+	}
+	ctr := corev1.Container{
+		Name:            CollectorContainer,
+		SecurityContext: containerSecurityContext(spec.SecurityContext),
+		Image:           image,
+		ImagePullPolicy: spec.ImagePullPolicy,
+		Command:         slices.Clone(spec.Command),
+		Args:            args,
+		Env:             collectorEnv(spec.Env),
+		EnvFrom:         slices.Clone(spec.EnvFrom),
+		Ports:           containerPorts(ports),
+		Resources:       spec.Resources,
+		VolumeMounts:    mounts,
+		Lifecycle:       spec.Lifecycle,
+	}
+	if health != nil {
+		ctr.LivenessProbe = tunedProbe(health, spec.LivenessProbe)
+		ctr.ReadinessProbe = tunedProbe(health, spec.ReadinessProbe)
+		if spec.StartupProbe != nil {
+			ctr.StartupProbe = tunedProbe(health, spec.StartupProbe)
+		}
+	}
+	pod := corev1.PodSpec{
+		ServiceAccountName:            serviceAccount,
+		SecurityContext:               podSecurityContext(spec.PodSecurityContext),
+		InitContainers:                slices.Clone(spec.InitContainers),
+		Containers:                    append([]corev1.Container{ctr}, spec.AdditionalContainers...),
+		Volumes:                       volumes,
+		NodeSelector:                  spec.NodeSelector,
+		Tolerations:                   spec.Tolerations,
+		Affinity:                      spec.Affinity,
+		TopologySpreadConstraints:     slices.Clone(spec.TopologySpreadConstraints),
+		HostNetwork:                   ptr.Deref(spec.HostNetwork, false),
+		HostPID:                       ptr.Deref(spec.HostPID, false),
+		ShareProcessNamespace:         spec.ShareProcessNamespace,
+		PriorityClassName:             ptr.Deref(spec.PriorityClassName, ""),
+		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
+		DNSPolicy:                     dnsPolicy(spec),
+		DNSConfig:                     spec.PodDNSConfig,
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
+		Spec:       pod,
+	}, nil
+}
+
+// dnsPolicy is the user's DNS policy; otherwise ClusterFirstWithHostNet on
+// the host network, None when only nameservers are configured, and the API
+// server's default (ClusterFirst) else, as upstream.
+func dnsPolicy(spec v1beta1.OpenTelemetryCollectorSpec) corev1.DNSPolicy {
+	switch {
+	case spec.DNSPolicy != nil:
+		return *spec.DNSPolicy
+	case ptr.Deref(spec.HostNetwork, false):
+		return corev1.DNSClusterFirstWithHostNet
+	case spec.PodDNSConfig != nil && len(spec.PodDNSConfig.Nameservers) > 0:
+		return corev1.DNSNone
+	}
+	return ""
+}
+
+// autoscaler is the HorizontalPodAutoscaler of a collector with
+// autoscaler.maxReplicas, or nil. It scales the OpenTelemetryCollector itself
+// through its scale subresource, as upstream, so that the operator stays the
+// only writer of the workload's replicas.
+func autoscaler(c *v1beta1.OpenTelemetryCollector, name string, labels map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
+	a := c.Spec.Autoscaler
+	if a == nil || a.MaxReplicas == nil {
+		return nil
+	}
+	min := a.MinReplicas
+	if min == nil {
+		min = ptr.To(ptr.Deref(c.Spec.Replicas, 1))
+	}
+	var metrics []autoscalingv2.MetricSpec
+	resource := func(r corev1.ResourceName, target *int32) {
+		metrics = append(metrics, autoscalingv2.MetricSpec{
+			Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{Name: r, Target: autoscalingv2.MetricTarget{
+				Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(*target),
+			}},
+		})
+	}
+	cpu := a.TargetCPUUtilization
+	if cpu == nil && a.TargetMemoryUtilization == nil {
+		cpu = ptr.To[int32](90)
+	}
+	if a.TargetMemoryUtilization != nil {
+		resource(corev1.ResourceMemory, a.TargetMemoryUtilization)
+	}
+	if cpu != nil {
+		resource(corev1.ResourceCPU, cpu)
+	}
+	for _, m := range a.Metrics {
+		if m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil {
+			metrics = append(metrics, autoscalingv2.MetricSpec{Type: m.Type, Pods: m.Pods.DeepCopy()})
+		}
+	}
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: meta(c.Namespace, name, labels),
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
+				APIVersion: v1beta1.GroupVersion.String(),
+				Kind:       "OpenTelemetryCollector",
+				Name:       c.Name,
 			},
-			VolumeClaimTemplates: spec.VolumeClaimTemplates,
+			MinReplicas: min,
+			MaxReplicas: *a.MaxReplicas,
+			Metrics:     metrics,
+			Behavior:    a.Behavior.DeepCopy(),
 		},
 	}
 }

@@ -154,9 +154,10 @@ func TestBuildCollectorErrors(t *testing.T) {
 		{"no prometheus receiver", "      prometheus:\n", "      prometheus/other:\n", manifests.ErrNoPrometheusReceiver},
 		{"scrape_configs not a list", "          scrape_configs:\n", "          scrape_configs: {}\n          ignored:\n", manifests.ErrInvalidConfig},
 		{"receiver config not an object", "      prometheus:\n        config:\n", "      prometheus:\n        config: 3\n        ignored:\n", manifests.ErrInvalidConfig},
-		{"mode deployment", "mode: statefulset", "mode: deployment", manifests.ErrModeUnsupported},
-		{"mode daemonset", "mode: statefulset", "mode: daemonset", manifests.ErrModeUnsupported},
-		{"mode sidecar", "mode: statefulset", "mode: sidecar", manifests.ErrModeUnsupported},
+		{"unknown mode", "mode: statefulset", "mode: lambda", manifests.ErrModeUnsupported},
+		{"user port named metrics", "mode: statefulset", "mode: statefulset\n  ports:\n  - name: metrics\n    port: 9000", manifests.ErrInvalidPorts},
+		{"user port twice", "mode: statefulset", "mode: statefulset\n  ports:\n  - name: a\n    port: 9000\n  - name: a\n    port: 9001", manifests.ErrInvalidPorts},
+		{"health_check path not a path", "    service:\n", "    extensions:\n      health_check:\n        path: x\n    service:\n      extensions: [health_check]\n", manifests.ErrInvalidConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -9,6 +10,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/shardwise/shardwise/apis/v1beta1"
 )
 
 // defaultPort is a listening protocol of a receiver type with its default port.
@@ -151,4 +156,135 @@ func usedReceivers(cfg map[string]any) map[string]bool {
 		}
 	}
 	return used
+}
+
+// servicePort is a port of the collector Services and container: a Service
+// port and, for the user's ports, the node port to bind.
+type servicePort struct {
+	corev1.ServicePort
+	hostPort int32
+}
+
+// ErrInvalidPorts is a spec.ports list the builders cannot use.
+var ErrInvalidPorts = errors.New("invalid ports")
+
+// servicePorts merges the user's ports (first, as given) with the inferred
+// ones, as upstream: an inferred port the user already declares (same number
+// and protocol) is dropped; one whose name the user took is renamed
+// port-<number>, and dropped if that name is taken too.
+func servicePorts(user []v1beta1.PortsSpec, inferred []corev1.ServicePort) ([]servicePort, error) {
+	out := make([]servicePort, 0, len(user)+len(inferred))
+	names := map[string]bool{}
+	numbers := map[string]bool{}
+	key := func(p corev1.ServicePort) string {
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		return fmt.Sprintf("%d/%s", p.Port, proto)
+	}
+	for i, p := range user {
+		if p.Name == metricsPortName && p.Port != CollectorMonitoringPort {
+			return nil, fmt.Errorf("%w: ports[%d]: the name %s is the collector's own metrics port (%d)", ErrInvalidPorts, i, metricsPortName, CollectorMonitoringPort)
+		}
+		if names[p.Name] || numbers[key(p.ServicePort)] {
+			return nil, fmt.Errorf("%w: ports[%d]: name %q or port %d declared twice", ErrInvalidPorts, i, p.Name, p.Port)
+		}
+		names[p.Name] = true
+		numbers[key(p.ServicePort)] = true
+		out = append(out, servicePort{ServicePort: *p.ServicePort.DeepCopy(), hostPort: p.HostPort})
+	}
+	for _, p := range inferred {
+		if numbers[key(p)] {
+			continue
+		}
+		if names[p.Name] {
+			p.Name = fmt.Sprintf("port-%d", p.Port)
+			if names[p.Name] {
+				continue
+			}
+		}
+		names[p.Name] = true
+		numbers[key(p)] = true
+		out = append(out, servicePort{ServicePort: p})
+	}
+	return out, nil
+}
+
+// servicePortsOnly are the Service ports of ports.
+func servicePortsOnly(ports []servicePort) []corev1.ServicePort {
+	out := make([]corev1.ServicePort, len(ports))
+	for i, p := range ports {
+		out[i] = p.ServicePort
+	}
+	return out
+}
+
+// containerPorts are the collector container's ports: its own metrics port,
+// then ports.
+func containerPorts(ports []servicePort) []corev1.ContainerPort {
+	out := []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP}}
+	for _, p := range ports {
+		// The metrics port is declared once, whoever else listens on it.
+		if p.Port == CollectorMonitoringPort {
+			continue
+		}
+		target := p.Port
+		if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal > 0 {
+			target = p.TargetPort.IntVal
+		}
+		out = append(out, corev1.ContainerPort{Name: p.Name, ContainerPort: target, Protocol: p.Protocol, HostPort: p.hostPort})
+	}
+	return out
+}
+
+// healthCheckPort and healthCheckPath are the health_check extension's defaults.
+const (
+	healthCheckPort = 13133
+	healthCheckPath = "/"
+)
+
+// healthCheckProbe is the HTTP probe of the first health_check extension the
+// service enables, or nil when none is: the collector has no health
+// endpoint to probe otherwise, as upstream.
+func healthCheckProbe(cfg map[string]any) (*corev1.Probe, error) {
+	service, _ := cfg["service"].(map[string]any)
+	enabled, _ := service["extensions"].([]any)
+	extensions, _ := cfg["extensions"].(map[string]any)
+	for _, e := range enabled {
+		id, _ := e.(string)
+		if typ, _, _ := strings.Cut(id, "/"); typ != "health_check" {
+			continue
+		}
+		ext, _ := extensions[id].(map[string]any)
+		port := endpointPort(ext)
+		if port == 0 {
+			port = healthCheckPort
+		}
+		p := healthCheckPath
+		if v, ok := ext["path"]; ok {
+			s, ok := v.(string)
+			if !ok || !strings.HasPrefix(s, "/") {
+				return nil, fmt.Errorf("%w: extensions.%s.path must be a path starting with /", ErrInvalidConfig, id)
+			}
+			p = s
+		}
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(port)}}}, nil
+	}
+	return nil, nil
+}
+
+// tunedProbe is the health probe with the user's timings.
+func tunedProbe(health *corev1.Probe, user *v1beta1.Probe) *corev1.Probe {
+	p := health.DeepCopy()
+	if user == nil {
+		return p
+	}
+	p.InitialDelaySeconds = ptr.Deref(user.InitialDelaySeconds, 0)
+	p.TimeoutSeconds = ptr.Deref(user.TimeoutSeconds, 0)
+	p.PeriodSeconds = ptr.Deref(user.PeriodSeconds, 0)
+	p.SuccessThreshold = ptr.Deref(user.SuccessThreshold, 0)
+	p.FailureThreshold = ptr.Deref(user.FailureThreshold, 0)
+	p.TerminationGracePeriodSeconds = user.TerminationGracePeriodSeconds
+	return p
 }

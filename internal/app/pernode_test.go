@@ -1,0 +1,151 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests"
+	"github.com/shardwise/shardwise/internal/testenv"
+)
+
+// daemonSetCollector is a daemonset-mode collector whose allocator assigns
+// per node, as upstream allows; the scrape targets carry the node label that
+// Kubernetes discovery would set.
+const daemonSetCollector = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: agent
+spec:
+  mode: daemonset
+  targetAllocator:
+    enabled: true
+    allocationStrategy: per-node
+  config:
+    receivers:
+      prometheus:
+        config:
+          scrape_configs:
+          - job_name: node
+            static_configs:
+            - targets: [a-1:9100, a-2:9100]
+              labels: {__meta_kubernetes_pod_node_name: node-a}
+            - targets: [b-1:9100]
+              labels: {__meta_kubernetes_pod_node_name: node-b}
+            - targets: [nowhere:9100]
+    exporters:
+      debug: {}
+    service:
+      pipelines:
+        metrics:
+          receivers: [prometheus]
+          exporters: [debug]
+`
+
+// TestDaemonSetPerNode runs the allocator on the configuration the operator
+// renders for a daemonset-mode collector with allocationStrategy per-node,
+// against a real API server holding pods made from the operator's DaemonSet
+// template on two nodes: the allocator finds them through its collector
+// selector, serves each collector its node's targets, and handles the target
+// without a node as allocation_fallback_strategy says: unassigned without one
+// (what the operator renders, as upstream without its fallback feature gate),
+// to one of the collectors with consistent-hashing.
+func TestDaemonSetPerNode(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "daemonset-per-node"
+	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	var c v1beta1.OpenTelemetryCollector
+	require.NoError(t, sigsyaml.UnmarshalStrict([]byte(daemonSetCollector), &c))
+	c.Namespace = ns
+	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"})
+	require.NoError(t, err)
+	var ds *appsv1.DaemonSet
+	var ta *v1alpha1.TargetAllocator
+	for _, o := range built.Objects {
+		switch o := o.(type) {
+		case *appsv1.DaemonSet:
+			ds = o
+		case *v1alpha1.TargetAllocator:
+			ta = o
+		}
+	}
+	require.NotNil(t, ds)
+	require.NotNil(t, ta)
+	// What the TargetAllocator reconciler renders for a collector's own allocator.
+	alloc, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{
+		TargetAllocator:   ta,
+		CollectorSelector: manifests.SelectorLabels(ns, c.Name, manifests.ComponentCollector),
+	}, manifests.Settings{TargetAllocatorImage: "ta"})
+	require.NoError(t, err)
+	var rendered string
+	for _, o := range alloc.Objects {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			rendered = cm.Data[manifests.TargetAllocatorConfigKey]
+		}
+	}
+	require.NotEmpty(t, rendered)
+
+	// The DaemonSet controller's pods: the template on each node.
+	for _, node := range []string{"node-a", "node-b"} {
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent-collector-" + node, Labels: ds.Spec.Template.Labels},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+
+	kubeconfig := testenv.WriteKubeconfig(t, cfg)
+	run := func(fallback string) map[string][]string {
+		var m map[string]any
+		require.NoError(t, sigsyaml.Unmarshal([]byte(rendered), &m))
+		require.Equal(t, "per-node", m["allocation_strategy"])
+		m["listen_addr"] = "127.0.0.1:0"
+		m["kube_config_file_path"] = kubeconfig
+		if fallback != "" {
+			m["allocation_fallback_strategy"] = fallback
+		}
+		b, err := sigsyaml.Marshal(m)
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "ta.yaml")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		base, _ := start(t, path)
+		var got map[string][]string
+		eventually(t, func() bool {
+			got = assigned(t, base, "node", "agent-collector-node-a", "agent-collector-node-b")
+			return len(got["agent-collector-node-a"]) >= 2 && len(got["agent-collector-node-b"]) >= 1
+		})
+		return got
+	}
+
+	got := run("")
+	require.ElementsMatch(t, []string{"a-1:9100", "a-2:9100"}, got["agent-collector-node-a"])
+	require.ElementsMatch(t, []string{"b-1:9100"}, got["agent-collector-node-b"])
+
+	got = run("consistent-hashing")
+	all := append(append([]string{}, got["agent-collector-node-a"]...), got["agent-collector-node-b"]...)
+	require.ElementsMatch(t, []string{"a-1:9100", "a-2:9100", "b-1:9100", "nowhere:9100"}, all, fmt.Sprint(got))
+	require.Subset(t, got["agent-collector-node-a"], []string{"a-1:9100", "a-2:9100"})
+	require.Subset(t, got["agent-collector-node-b"], []string{"b-1:9100"})
+}
