@@ -65,9 +65,10 @@ func TestRun(t *testing.T) {
 	require.Positive(t, r.IdleSeconds)
 	require.GreaterOrEqual(t, r.IdleCPUSeconds, 0.0)
 
-	// The allocator's own requests, from the audit log: it listed and
-	// watched what its Kubernetes SD and collector discovery need.
-	for _, k := range []string{"list pods", "watch pods", "list endpointslices", "watch endpointslices", "list services", "list servicemonitors"} {
+	// The allocator's own requests, from the audit log: it watched what its
+	// Kubernetes SD and collector discovery need (client-go's informers
+	// stream their initial list through the watch: no list requests).
+	for _, k := range []string{"watch pods", "watch endpointslices", "watch services", "watch servicemonitors", "watch namespaces"} {
 		require.Positive(t, r.API.ByVerb[k], "%s in %v", k, r.API.ByVerb)
 	}
 	n := 0

@@ -117,7 +117,6 @@ func RunningStatus(ip, node string, containers ...string) corev1.PodStatus {
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		},
 		StartTime: &now,
-		QOSClass:  corev1.PodQOSBurstable,
 	}
 	for _, c := range containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{

@@ -64,7 +64,9 @@ func (c *clients) createPod(ctx context.Context, p *corev1.Pod, ip, node string)
 	for i, ct := range p.Spec.Containers {
 		names[i] = ct.Name
 	}
+	qos := created.Status.QOSClass // set by the API server, immutable
 	created.Status = RunningStatus(ip, node, names...)
+	created.Status.QOSClass = qos
 	if _, err := c.kube.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
 		return fmt.Errorf("mark pod %s/%s ready: %w", p.Namespace, p.Name, err)
 	}
