@@ -71,7 +71,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "clusterload: -targets, -monitors, -collectors, -allocators, -workers and -idle must be positive")
 		return 2
 	}
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "clusterload:", err)
+			return 1
+		}
+	} else {
 		d, err := os.MkdirTemp("", "shardwise-clusterload-")
 		if err != nil {
 			fmt.Fprintln(stderr, "clusterload:", err)
