@@ -33,6 +33,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/shardwise/shardwise/benchmarks/internal/cluster"
 )
 
@@ -90,6 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	o.Dir = dir
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := cluster.Run(ctx, o)
