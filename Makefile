@@ -77,6 +77,17 @@ bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plo
 bench-load: build ## Whole-process load test at 100k targets: peak RSS and http_sd latency.
 	$(GO) run ./benchmarks/cmd/loadtest -allocator $(BIN)/allocator -targets 100000 -duration 20s
 
+.PHONY: bench-cluster
+bench-cluster: build ## Whole process with Kubernetes SD on a real API server: 10k and 100k targets x 10 and 100 collectors, then plots (~15 min).
+	@assets=$$(./hack/envtest.sh) && mkdir -p benchmarks/results/cluster && \
+	  $(GO) build -o $(BIN)/clusterload ./benchmarks/cmd/clusterload && \
+	  for t in 10000 100000; do for c in 10 100; do \
+	    echo ">> bench-cluster: $$t targets, 100 monitors, $$c collectors"; \
+	    KUBEBUILDER_ASSETS=$$assets $(BIN)/clusterload -allocator $(BIN)/allocator -targets $$t -monitors 100 -collectors $$c \
+	      -json benchmarks/results/cluster/targets-$$t-collectors-$$c.json || exit 1; \
+	  done; done
+	$(GO) run ./benchmarks/cmd/benchplot -cluster benchmarks/results/cluster -out benchmarks/results
+
 .PHONY: stability
 stability: ## Rebalance stability of consistent-hashing at 100k targets, as JSON.
 	$(GO) run ./benchmarks/cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json

@@ -119,7 +119,7 @@ type Manager struct {
 	configured   bool                                // ApplyConfig or ApplyOperatorConfig was called
 	operatorSet  bool                                // ApplyOperatorConfig was called
 	syncedJobs   bool                                // service discovery reported since the job set last changed
-	nproviders   map[string]int                      // service discovery configs per job
+	providers    map[string]promdiscovery.Configs    // service discovery configs per job, unwrapped
 	failed       *failedProviders                    // providers that could not be created
 
 	filter *Filter // owned by Run
@@ -166,7 +166,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		fileJobs:     map[string]*promconfig.ScrapeConfig{},
 		operatorJobs: map[string]*promconfig.ScrapeConfig{},
 		jobs:         map[string]*promconfig.ScrapeConfig{},
-		nproviders:   map[string]int{},
+		providers:    map[string]promdiscovery.Configs{},
 		failed:       &failedProviders{},
 		filter:       NewFilter(opts.FilterStrategy),
 	}, nil
@@ -237,21 +237,21 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 		union[name] = sc
 	}
 	sdCfg := make(map[string]promdiscovery.Configs, len(union))
-	nproviders := make(map[string]int, len(union))
+	providers := make(map[string]promdiscovery.Configs, len(union))
 	for name, sc := range union {
 		cfgs := sc.ServiceDiscoveryConfigs
 		if _, isOp := op[name]; isOp && m.opts.KubeConfigFile != "" {
 			cfgs = withKubeConfig(cfgs, m.opts.KubeConfigFile)
 		}
-		sdCfg[name] = trackConfigs(name, cfgs, m.failed)
-		nproviders[name] = len(cfgs)
+		sdCfg[name] = trackConfigs(cfgs, m.failed)
+		providers[name] = cfgs
 	}
 	if err := m.sd.ApplyConfig(sdCfg); err != nil {
 		m.metrics.configErrors.WithLabelValues(source).Inc()
 		return fmt.Errorf("apply service discovery config: %w", err)
 	}
 	m.fileJobs, m.operatorJobs = file, op
-	m.nproviders = nproviders
+	m.providers = providers
 	if !m.configured || !maps.EqualFunc(union, m.jobs, sameScrapeConfig) {
 		m.jobs = union
 		m.jobsChanged = true
@@ -366,11 +366,11 @@ func (s *snapshot) set(groups map[string][]*targetgroup.Group) {
 	}
 }
 
-// delivered reports whether every provider of job has delivered (or could
-// not be created).
-func (m *Manager) delivered(s *snapshot, job string, n int) bool {
-	for i := range n {
-		if !s.synced[job][i] && !m.failed.has(job, i) {
+// delivered reports whether every provider of job, whose service discovery
+// configs are cfgs, has delivered (or could not be created).
+func (m *Manager) delivered(s *snapshot, job string, cfgs promdiscovery.Configs) bool {
+	for i, c := range cfgs {
+		if !s.synced[job][i] && !m.failed.has(c, i) {
 			return false
 		}
 	}
@@ -380,11 +380,11 @@ func (m *Manager) delivered(s *snapshot, job string, n int) bool {
 // undelivered lists the jobs whose providers have not all delivered.
 func (m *Manager) undelivered(s *snapshot) []string {
 	m.mu.Lock()
-	nprov := m.nproviders
+	nprov := m.providers
 	m.mu.Unlock()
 	var out []string
-	for job, n := range nprov {
-		if !m.delivered(s, job, n) {
+	for job, cfgs := range nprov {
+		if !m.delivered(s, job, cfgs) {
 			out = append(out, job)
 		}
 	}
@@ -408,8 +408,8 @@ func (m *Manager) readyForFirst(s *snapshot, timedOut bool) bool {
 	if !m.syncedJobs {
 		return false
 	}
-	for job, n := range m.nproviders {
-		if !m.delivered(s, job, n) {
+	for job, cfgs := range m.providers {
+		if !m.delivered(s, job, cfgs) {
 			return false
 		}
 	}
@@ -422,7 +422,7 @@ func (m *Manager) readyForFirst(s *snapshot, timedOut bool) bool {
 func (m *Manager) pass(s *snapshot, pending *Update, first bool) *Update {
 	start := time.Now()
 	m.mu.Lock()
-	jobs, changed, nprov := m.jobs, m.jobsChanged, m.nproviders
+	jobs, changed, nprov := m.jobs, m.jobsChanged, m.providers
 	m.jobsChanged = false
 	m.mu.Unlock()
 	if changed {

@@ -2,6 +2,8 @@ package discovery
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,11 +38,13 @@ const (
 )
 
 // trackedConfig wraps one service discovery config of a job. It is compared
-// with reflect.DeepEqual by Prometheus' manager to keep unchanged providers
-// running: job and idx make it unique per job, failed is shared.
+// with reflect.DeepEqual by Prometheus' manager, which runs one provider for
+// equal configs and keeps unchanged providers running: the job is not part
+// of it, so jobs with the same config at the same index share a provider
+// and its informers (100 ServiceMonitors of one namespace watch its pods,
+// Services and EndpointSlices once, not 100 times); failed is shared.
 type trackedConfig struct {
 	promdiscovery.Config
-	job    string
 	idx    int
 	failed *failedProviders
 }
@@ -50,51 +54,54 @@ func (c trackedConfig) NewDiscoverer(o promdiscovery.DiscovererOptions) (promdis
 	d, err := c.Config.NewDiscoverer(o)
 	if err != nil {
 		// No provider will run: the job must not wait for it.
-		c.failed.set(c.job, c.idx, true)
+		c.failed.set(c.Config, c.idx, true)
 		return nil, err
 	}
-	c.failed.set(c.job, c.idx, false)
+	c.failed.set(c.Config, c.idx, false)
 	_, k8s := c.Config.(*kubernetes.SDConfig)
 	_, f := c.Config.(*file.SDConfig)
 	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f}, nil
 }
 
 // trackConfigs wraps a job's service discovery configs.
-func trackConfigs(job string, cfgs promdiscovery.Configs, failed *failedProviders) promdiscovery.Configs {
+func trackConfigs(cfgs promdiscovery.Configs, failed *failedProviders) promdiscovery.Configs {
 	out := make(promdiscovery.Configs, len(cfgs))
 	for i, c := range cfgs {
-		out[i] = trackedConfig{Config: c, job: job, idx: i, failed: failed}
+		out[i] = trackedConfig{Config: c, idx: i, failed: failed}
 	}
 	return out
 }
 
-// failedProviders records the providers whose discoverer could not be
-// created, by job and index.
+// failedProviders records the service discovery configs (with their index
+// in a job's configs) whose discoverer could not be created. Failures are
+// rare, so a list compared with reflect.DeepEqual, as Prometheus' manager
+// compares configs, is enough.
 type failedProviders struct {
-	mu sync.Mutex // guards m
-	m  map[string]map[int]bool
+	mu   sync.Mutex // guards list
+	list []failedConfig
 }
 
-func (f *failedProviders) set(job string, idx int, failed bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]map[int]bool{}
-	}
-	if !failed {
-		delete(f.m[job], idx)
-		return
-	}
-	if f.m[job] == nil {
-		f.m[job] = map[int]bool{}
-	}
-	f.m[job][idx] = true
+type failedConfig struct {
+	cfg promdiscovery.Config
+	idx int
 }
 
-func (f *failedProviders) has(job string, idx int) bool {
+func (f *failedProviders) set(cfg promdiscovery.Config, idx int, failed bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.m[job][idx]
+	i := slices.IndexFunc(f.list, func(e failedConfig) bool { return e.idx == idx && reflect.DeepEqual(e.cfg, cfg) })
+	switch {
+	case failed && i < 0:
+		f.list = append(f.list, failedConfig{cfg, idx})
+	case !failed && i >= 0:
+		f.list = slices.Delete(f.list, i, i+1)
+	}
+}
+
+func (f *failedProviders) has(cfg promdiscovery.Config, idx int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.ContainsFunc(f.list, func(e failedConfig) bool { return e.idx == idx && reflect.DeepEqual(e.cfg, cfg) })
 }
 
 // trackedDiscoverer forwards a discoverer's updates and adds the synthetic

@@ -49,3 +49,48 @@ scrape_configs:
 	state := map[string][]string{}
 	recvUntil(t, m.Updates(), state, func(s map[string][]string) bool { return len(s["empty-file"]) == 1 })
 }
+
+// TestJobsShareProviders: jobs with equal service discovery configs (at the
+// same index) share one Prometheus provider, so 100 ServiceMonitors of one
+// namespace run one set of Kubernetes informers, not 100; each job still
+// gets its targets and none waits.
+func TestJobsShareProviders(t *testing.T) {
+	t.Parallel()
+	pc, err := LoadPromConfig([]byte(`
+scrape_configs:
+- job_name: a
+  static_configs: [{targets: ["x:1"]}]
+- job_name: b
+  static_configs: [{targets: ["x:1"]}]
+- job_name: c
+  static_configs: [{targets: ["y:1"]}]
+`))
+	require.NoError(t, err)
+	m, _ := startManager(t, ManagerOptions{FirstSyncTimeout: 1 << 62})
+	require.NoError(t, m.ApplyConfig(pc))
+	first := recvUpdate(t, m.Updates())
+	require.Empty(t, first.Pending)
+	for _, job := range []string{"a", "b", "c"} {
+		require.Len(t, first.Targets[job], 1, job)
+	}
+	require.Len(t, m.sd.Providers(), 2, "a and b share a provider")
+}
+
+func TestFailedProviders(t *testing.T) {
+	t.Parallel()
+	var f failedProviders
+	pc, err := LoadPromConfig([]byte(`
+scrape_configs:
+- job_name: a
+  static_configs: [{targets: ["x:1"]}]
+- job_name: b
+  static_configs: [{targets: ["x:1"]}]
+`))
+	require.NoError(t, err)
+	a, b := pc.ScrapeConfigs[0].ServiceDiscoveryConfigs[0], pc.ScrapeConfigs[1].ServiceDiscoveryConfigs[0]
+	f.set(a, 0, true)
+	require.True(t, f.has(b, 0), "an equal config failed")
+	require.False(t, f.has(b, 1), "at another index")
+	f.set(b, 0, false)
+	require.False(t, f.has(a, 0))
+}

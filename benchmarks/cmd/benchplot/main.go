@@ -7,6 +7,12 @@
 //
 // It writes pipeline-ms.{png,svg} and pipeline-per-target.{png,svg}. Lines of
 // other benchmarks are skipped; a run with no pipeline lines is an error.
+//
+// With -cluster DIR it plots the clusterload -json summaries in DIR instead:
+// cluster-rss.{png,svg} (RSS over time) and cluster-complete.{png,svg}
+// (time to a complete assignment and peak RSS over the size).
+//
+//	go run ./benchmarks/cmd/benchplot -cluster benchmarks/results/cluster -out benchmarks/results
 package main
 
 import (
@@ -31,28 +37,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	in := fs.String("in", "benchmarks/results/make-bench.txt", "go test -bench output to read")
 	out := fs.String("out", "benchmarks/results", "directory to write the figures into")
+	clusterDir := fs.String("cluster", "", "plot the clusterload JSON summaries in this directory (cluster-rss, cluster-complete) instead")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	f, err := os.Open(*in)
-	if err != nil {
-		fmt.Fprintln(stderr, "benchplot:", err)
-		return 1
-	}
-	defer f.Close()
-	passes, err := parse(f)
-	if err != nil {
-		fmt.Fprintf(stderr, "benchplot: %s: %v\n", *in, err)
-		return 1
+	var figs []report.Figure
+	if *clusterDir != "" {
+		runs, err := readCluster(*clusterDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "benchplot: %s: %v\n", *clusterDir, err)
+			return 1
+		}
+		figs = clusterFigures(runs)
+	} else {
+		passes, err := readPasses(*in)
+		if err != nil {
+			fmt.Fprintln(stderr, "benchplot:", err)
+			return 1
+		}
+		figs = figures(passes)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintln(stderr, "benchplot:", err)
 		return 1
 	}
-	for _, fig := range figures(passes) {
+	for _, fig := range figs {
 		for _, ext := range []string{".png", ".svg"} {
 			file := filepath.Join(*out, fig.ID+ext)
 			if err := report.Render(fig, file); err != nil {
@@ -63,6 +75,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// readPasses parses the go test -bench output in file.
+func readPasses(file string) ([]pass, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	passes, err := parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return passes, nil
 }
 
 // pass is one BenchmarkPipeline/full/targets=N line: its metrics by unit.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,4 +56,45 @@ func TestRun(t *testing.T) {
 		require.NotZero(t, fi.Size(), name)
 	}
 	require.Equal(t, 1, run([]string{"-in", filepath.Join(dir, "missing.txt"), "-out", out}, &stdout, &stderr))
+}
+
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, targets, collectors, allocators int, complete float64) {
+		results := ""
+		for i := range allocators {
+			if i > 0 {
+				results += ","
+			}
+			results += fmt.Sprintf(`{"name":"a%d","targets":%d,"complete_seconds":%g,"rss_peak_mib":100,"rss_series":[{"s":0.1,"rss_mib":20},{"s":1,"rss_mib":80}]}`, i, targets/allocators, complete)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), fmt.Appendf(nil,
+			`{"targets":%d,"monitors":100,"collectors":%d,"allocators":%d,"results":[%s]}`, targets, collectors, allocators, results), 0o644))
+	}
+	write("b.json", 100_000, 10, 1, 4.5)
+	write("a.json", 10_000, 10, 1, 1.5)
+	write("c.json", 10_000, 100, 1, 1.7)
+	write("d.json", 100_000, 10, 2, 2.5)
+	runs, err := readCluster(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 4)
+	figs := clusterFigures(runs)
+	require.Len(t, figs, 2)
+	require.Len(t, figs[0].Series, 4, "an RSS line per run")
+	require.Equal(t, [][2]float64{{0.1, 20}, {1, 80}}, figs[0].Series[0].Points)
+	// 10 collectors: seconds and GiB over 10k and 100k (the 2-allocator run
+	// is left out); 100 collectors: 10k only; and the budget line.
+	require.Len(t, figs[1].Series, 5)
+	require.Equal(t, [][2]float64{{10_000, 1.5}, {100_000, 4.5}}, figs[1].Series[0].Points)
+
+	out := filepath.Join(dir, "plots")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"-cluster", dir, "-out", out}, &stdout, &stderr), stderr.String())
+	for _, name := range []string{"cluster-rss.png", "cluster-complete.svg"} {
+		fi, err := os.Stat(filepath.Join(out, name))
+		require.NoError(t, err)
+		require.NotZero(t, fi.Size(), name)
+	}
+	require.Equal(t, 1, run([]string{"-cluster", t.TempDir(), "-out", out}, &stdout, &stderr), "no summaries")
 }

@@ -766,6 +766,9 @@ func (d *Discovery) informerWatchErrorHandler(r *cache.Reflector, err error) {
 
 func (d *Discovery) mustNewSharedInformer(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) cache.SharedInformer {
 	informer := cache.NewSharedInformer(lw, exampleObject, defaultEventHandlerResyncPeriod)
+	if err := informer.SetTransform(trimObject); err != nil {
+		panic(err)
+	}
 	// Invoking SetWatchErrorHandler should fail only if the informer has been started beforehand.
 	// Such a scenario would suggest an incorrect use of the API, thus the panic.
 	if err := informer.SetWatchErrorHandler(d.informerWatchErrorHandler); err != nil {
@@ -776,6 +779,9 @@ func (d *Discovery) mustNewSharedInformer(lw cache.ListerWatcher, exampleObject 
 
 func (d *Discovery) mustNewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	informer := cache.NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, indexers)
+	if err := informer.SetTransform(trimObject); err != nil {
+		panic(err)
+	}
 	// Invoking SetWatchErrorHandler should fail only if the informer has been started beforehand.
 	// Such a scenario would suggest an incorrect use of the API, thus the panic.
 	if err := informer.SetWatchErrorHandler(d.informerWatchErrorHandler); err != nil {

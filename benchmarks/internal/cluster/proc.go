@@ -1,0 +1,203 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is a running allocator binary.
+type process struct {
+	cmd      *exec.Cmd
+	started  time.Time
+	addr     chan string
+	exited   chan struct{}
+	exitCode int
+	once     sync.Once
+
+	mu           sync.Mutex // guards samples
+	samples      []Sample
+	stopSampling chan struct{}
+	sampling     sync.WaitGroup
+}
+
+// Sample is the allocator's resident memory at a time since its start.
+type Sample struct {
+	Seconds float64 `json:"s"`
+	RSSMiB  float64 `json:"rss_mib"`
+}
+
+var statusRE = regexp.MustCompile(`status page at (http://[^ "/]+)/`)
+
+// startProcess runs bin on the config file cfg with its output in log and
+// samples its RSS every interval until stop.
+func startProcess(bin, cfg string, log io.Writer, interval time.Duration) (*process, error) {
+	cmd := exec.Command(bin, "--config-file", cfg) //nolint:noctx // stopped with SIGTERM by stop, for a graceful exit
+	pr, pw := io.Pipe()
+	cmd.Stdout = log
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start allocator: %w", err)
+	}
+	p := &process{cmd: cmd, started: time.Now(), addr: make(chan string, 1), exited: make(chan struct{}), stopSampling: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(log, line)
+			if m := statusRE.FindStringSubmatch(line); m != nil && !sent {
+				p.addr <- m[1]
+				sent = true
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	go func() {
+		err := cmd.Wait()
+		p.exitCode = cmd.ProcessState.ExitCode()
+		if err != nil && p.exitCode == 0 {
+			p.exitCode = -1
+		}
+		pw.Close()
+		close(p.exited)
+	}()
+	p.sampling.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if st, err := procStatus(p.pid()); err == nil {
+				p.mu.Lock()
+				p.samples = append(p.samples, Sample{Seconds: round(time.Since(p.started).Seconds(), 2), RSSMiB: round(mib(st.rss), 1)})
+				p.mu.Unlock()
+			}
+			select {
+			case <-p.stopSampling:
+				return
+			case <-p.exited:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// wait returns the allocator's base URL once it listens.
+func (p *process) wait(ctx context.Context) (string, error) {
+	select {
+	case addr := <-p.addr:
+		return addr, nil
+	case <-p.exited:
+		return "", fmt.Errorf("allocator exited with code %d before listening (see its log)", p.exitCode)
+	case <-ctx.Done():
+		return "", fmt.Errorf("allocator did not report its address: %w", ctx.Err())
+	}
+}
+
+// series returns the RSS samples so far.
+func (p *process) series() []Sample {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Sample(nil), p.samples...)
+}
+
+// stop sends SIGTERM, waits up to 20 s, then kills; it returns the exit code.
+func (p *process) stop() int {
+	p.once.Do(func() {
+		close(p.stopSampling)
+		p.sampling.Wait()
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p.exitCode
+}
+
+// memStatus is what procStatus reads from /proc/<pid>/status, in bytes.
+type memStatus struct{ rss, hwm uint64 }
+
+func procStatus(pid int) (memStatus, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memStatus{}, err
+	}
+	var st memStatus
+	for line := range strings.Lines(string(b)) {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		v, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "VmRSS":
+			st.rss = v << 10
+		case "VmHWM":
+			st.hwm = v << 10
+		}
+	}
+	if st.hwm == 0 {
+		return st, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	}
+	return st, nil
+}
+
+// clockTicks is USER_HZ, which Linux fixes at 100 for /proc.
+const clockTicks = 100
+
+// cpuSeconds returns the user+system CPU time of pid from /proc/<pid>/stat.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc/<pid>/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc/<pid>/stat")
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("parse /proc/<pid>/stat: %w", err)
+	}
+	return float64(u+s) / clockTicks, nil
+}
+
+func mib[T int64 | uint64 | int](n T) float64 { return float64(n) / (1 << 20) }
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}

@@ -1,0 +1,431 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// ErrNoControlPlane means KUBEBUILDER_ASSETS is not set.
+var ErrNoControlPlane = errors.New("KUBEBUILDER_ASSETS is not set (export KUBEBUILDER_ASSETS=$(./hack/envtest.sh))")
+
+// Options say what to create and measure.
+type Options struct {
+	// Allocator is the allocator binary (make build).
+	Allocator string
+	// CRDDir holds the monitoring CRDs (test/crds).
+	CRDDir string
+	// Dir receives the allocator configs, logs, the audit log and heap
+	// profiles; it must exist.
+	Dir string
+
+	Targets, Monitors, Collectors, Allocators int
+	// RolloutPods is the size of the Deployment whose rolling update is
+	// timed, in RolloutSteps steps; no rolling update when RolloutSteps is 0.
+	RolloutPods, RolloutSteps int
+	// Idle is how long the idle CPU is measured for.
+	Idle time.Duration
+	// Workers is the number of concurrent creates.
+	Workers int
+	// Timeout bounds the wait for a complete assignment.
+	Timeout time.Duration
+	// SampleEvery is the RSS sampling interval.
+	SampleEvery time.Duration
+	// Poll, when its Interval is set, runs the collectors' polling load
+	// against the first allocator.
+	Poll PollOptions
+
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Summary is a run's result.
+type Summary struct {
+	Targets    int `json:"targets"`
+	Monitors   int `json:"monitors"`
+	Collectors int `json:"collectors"`
+	Allocators int `json:"allocators"`
+
+	Populate PopulateStats `json:"populate"`
+	Results  []*Result     `json:"results"`
+	Rollout  *Rollout      `json:"rollout,omitempty"`
+	Poll     *PollResult   `json:"poll,omitempty"`
+
+	GoVersion string `json:"go_version"`
+	CPUs      int    `json:"cpus"`
+	// LoadAverage is /proc/loadavg's 1-minute figure when the allocators
+	// started and when the run ended: other work on the machine.
+	LoadAverage [2]float64 `json:"load_average"`
+}
+
+// Result is one allocator's figures.
+type Result struct {
+	Name       string `json:"name"`
+	Jobs       int    `json:"jobs"`
+	Collectors int    `json:"collectors"`
+	// Targets are the kept targets; Discovered is twice that (every
+	// endpoint has an http and a metrics port, relabeling keeps metrics).
+	Targets    int `json:"targets"`
+	Discovered int `json:"discovered_targets"`
+
+	// ListeningSeconds is from start to the HTTP port's log line;
+	// CompleteSeconds to the end of the first poll round (GET /jobs and
+	// /jobs/<job>/targets?collector_id= for every job and collector) in
+	// which every kept target was served exactly once; the round took
+	// CompleteRoundSeconds.
+	ListeningSeconds     float64 `json:"listening_seconds"`
+	CompleteSeconds      float64 `json:"complete_seconds"`
+	CompleteRoundSeconds float64 `json:"complete_round_seconds"`
+	Rounds               int     `json:"rounds"`
+
+	// RSSSteadyMiB is VmRSS at the end of the idle window, RSSPeakMiB
+	// VmHWM at the end of the run, RSSPeakStartMiB VmHWM once complete.
+	RSSSteadyMiB    float64 `json:"rss_steady_mib"`
+	RSSPeakStartMiB float64 `json:"rss_peak_start_mib"`
+	RSSPeakMiB      float64 `json:"rss_peak_mib"`
+
+	IdleSeconds    float64 `json:"idle_seconds"`
+	IdleCPUSeconds float64 `json:"idle_cpu_seconds"`
+	// IdleCores is IdleCPUSeconds per second: CPU seconds per minute / 60.
+	IdleCores float64 `json:"idle_cores"`
+
+	API  *APIRequests `json:"api_requests"`
+	Heap Heap         `json:"heap"`
+	// HeapPerTargetKiB is the live heap beyond the informer caches per kept
+	// target; RSSPerTargetKiB is steady RSS beyond them per kept target.
+	HeapPerTargetKiB float64 `json:"heap_per_target_over_informers_kib"`
+	RSSPerTargetKiB  float64 `json:"rss_per_target_over_informers_kib"`
+
+	// ExactlyOnce is the last check, after everything else: every kept
+	// target served to exactly one collector.
+	ExactlyOnce bool     `json:"exactly_once"`
+	ExitCode    int      `json:"exit_code"`
+	RSS         []Sample `json:"rss_series"`
+
+	user    string
+	logFile *os.File
+	proc    *process
+	poll    *poller
+	want    map[string]map[string]bool
+	cols    []string
+}
+
+// Run starts a control plane, creates the cluster, runs the allocators and
+// measures them.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, ErrNoControlPlane
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "clusterload: "+format+"\n", args...)
+		}
+	}
+	layout, err := NewLayout(o.Targets, o.Monitors, o.Collectors, o.Allocators, max(o.RolloutPods, 1))
+	if err != nil {
+		return nil, err
+	}
+	users := make([]string, len(layout.Allocators))
+	for i, a := range layout.Allocators {
+		users[i] = "shardwise-allocator-" + a.Name
+	}
+	policy := filepath.Join(o.Dir, "audit-policy.yaml")
+	auditLog := filepath.Join(o.Dir, "audit.log")
+	if err := os.WriteFile(policy, []byte(auditPolicy(users)), 0o600); err != nil {
+		return nil, fmt.Errorf("write audit policy: %w", err)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:        []string{o.CRDDir},
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	env.ControlPlane.GetAPIServer().Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", auditLog).
+		Set("audit-log-mode", "blocking")
+	logf("starting kube-apiserver and etcd")
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start envtest: %w", err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			logf("stop envtest: %v", err)
+		}
+	}()
+	c, err := newClients(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Targets: o.Targets, Monitors: o.Monitors, Collectors: o.Collectors, Allocators: o.Allocators,
+		GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
+	if sum.Populate, err = c.populate(ctx, layout, o.Workers, logf); err != nil {
+		return nil, err
+	}
+	logf("created %d pods, %d services, %d endpointslices, %d servicemonitors in %.1fs (%.0f writes/s)",
+		sum.Populate.Pods, sum.Populate.Services, sum.Populate.EndpointSlices, sum.Populate.Monitors, sum.Populate.Seconds, sum.Populate.WritesPerSecond)
+
+	for i, a := range layout.Allocators {
+		r, err := prepare(ctx, env, cfg, c, a, users[i], o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		sum.Results = append(sum.Results, r)
+	}
+	sum.LoadAverage[0] = loadAverage()
+	defer func() {
+		for _, r := range sum.Results {
+			if r.proc != nil {
+				r.proc.stop()
+			}
+			if r.logFile != nil {
+				r.logFile.Close()
+			}
+		}
+	}()
+	for _, r := range sum.Results {
+		logf("starting allocator %s: %d jobs, %d kept targets, %d collectors", r.Name, r.Jobs, r.Targets, r.Collectors)
+		if err := r.start(o); err != nil {
+			return nil, err
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, r := range sum.Results {
+		g.Go(func() error { return r.waitComplete(gctx, o.Timeout, logf) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	// Idle: every allocator at once, nothing changing in the cluster.
+	idle := map[string][2]time.Time{}
+	cpu0 := make([]float64, len(sum.Results))
+	from := time.Now()
+	for i, r := range sum.Results {
+		if cpu0[i], err = cpuSeconds(r.proc.pid()); err != nil {
+			return nil, err
+		}
+	}
+	logf("all complete; idle for %s", o.Idle)
+	select {
+	case <-time.After(o.Idle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	to := time.Now()
+	for i, r := range sum.Results {
+		cpu, err := cpuSeconds(r.proc.pid())
+		if err != nil {
+			return nil, err
+		}
+		st, err := procStatus(r.proc.pid())
+		if err != nil {
+			return nil, err
+		}
+		r.IdleSeconds = round(to.Sub(from).Seconds(), 1)
+		r.IdleCPUSeconds = round(cpu-cpu0[i], 2)
+		r.IdleCores = round(r.IdleCPUSeconds/to.Sub(from).Seconds(), 4)
+		r.RSSSteadyMiB = round(mib(st.rss), 1)
+		idle[r.user] = [2]time.Time{from, to}
+		if r.Heap, err = r.saveHeap(ctx, o.Dir); err != nil {
+			return nil, err
+		}
+		r.HeapPerTargetKiB = round((r.Heap.TotalMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
+		r.RSSPerTargetKiB = round((r.RSSSteadyMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
+	}
+
+	first := sum.Results[0]
+	if o.Poll.Interval > 0 {
+		logf("collectors polling every %s for %s", o.Poll.Interval, o.Poll.Duration)
+		if sum.Poll, err = pollLoad(first, o.Poll); err != nil {
+			return nil, err
+		}
+	}
+	if o.RolloutSteps > 0 {
+		w := layout.Rollout()
+		logf("rolling update of %s/%s (%d pods) in %d steps", w.Namespace, w.Name, len(w.Pods), o.RolloutSteps)
+		if sum.Rollout, err = rollout(ctx, c, layout, w, o.RolloutSteps, first, o.Workers, logf); err != nil {
+			return nil, err
+		}
+	}
+
+	for _, r := range sum.Results {
+		chk, err := r.poll.check(ctx, r.want, r.cols)
+		if err != nil {
+			return nil, fmt.Errorf("allocator %s: final check: %w", r.Name, err)
+		}
+		r.ExactlyOnce = chk.OK()
+		if !chk.OK() {
+			logf("allocator %s: final check: %s", r.Name, chk)
+		}
+		st, err := procStatus(r.proc.pid())
+		if err != nil {
+			return nil, err
+		}
+		r.RSSPeakMiB = round(mib(st.hwm), 1)
+		r.RSS = r.proc.series()
+		r.ExitCode = r.proc.stop()
+	}
+	sum.LoadAverage[1] = loadAverage()
+	reqs, err := countRequests(auditLog, idle)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range sum.Results {
+		r.API = reqs[r.user]
+		if r.API == nil {
+			r.API = &APIRequests{ByVerb: map[string]int{}}
+		}
+	}
+	return sum, nil
+}
+
+// prepare adds the allocator's user with its role and writes its kubeconfig
+// and config file.
+func prepare(ctx context.Context, env *envtest.Environment, admin *rest.Config, c *clients, a AllocatorLayout, user, dir string) (*Result, error) {
+	u, err := env.AddUser(envtest.User{Name: user}, admin)
+	if err != nil {
+		return nil, fmt.Errorf("add user %s: %w", user, err)
+	}
+	if err := c.grant(ctx, user); err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, a.Name+".kubeconfig")
+	if err := writeKubeconfig(u.Config(), kubeconfig); err != nil {
+		return nil, err
+	}
+	r := &Result{Name: a.Name, Jobs: len(a.Workloads), Collectors: len(a.Collectors), user: user, cols: a.Collectors,
+		want: map[string]map[string]bool{}}
+	for _, w := range a.Workloads {
+		r.want[w.Job()] = w.Targets()
+		r.Targets += len(w.Pods)
+	}
+	r.Discovered = 2 * r.Targets
+	cfg := fmt.Sprintf(`# Generated by benchmarks/internal/cluster.
+listen_addr: 127.0.0.1:0
+kube_config_file_path: %s
+allocation_strategy: consistent-hashing
+filter_strategy: relabel-config
+enable_pprof: true
+collector_namespace: %s
+collector_selector:
+  matchLabels:
+    app.kubernetes.io/component: opentelemetry-collector
+    %s: %s
+prometheus_cr:
+  enabled: true
+  scrape_interval: 30s
+  service_monitor_selector:
+    matchLabels:
+      %s: %s
+  service_monitor_namespace_selector: {}
+`, kubeconfig, a.Namespace, AllocatorLabel, a.Name, AllocatorLabel, a.Name)
+	if err := os.WriteFile(filepath.Join(dir, a.Name+".yaml"), []byte(cfg), 0o600); err != nil {
+		return nil, fmt.Errorf("write allocator config: %w", err)
+	}
+	return r, nil
+}
+
+func (r *Result) start(o Options) error {
+	logFile, err := os.Create(filepath.Join(o.Dir, r.Name+".log"))
+	if err != nil {
+		return fmt.Errorf("create allocator log: %w", err)
+	}
+	r.logFile = logFile // closed by Run once the process is gone
+	p, err := startProcess(o.Allocator, filepath.Join(o.Dir, r.Name+".yaml"), logFile, o.SampleEvery)
+	if err != nil {
+		return err
+	}
+	r.proc = p
+	return nil
+}
+
+// waitComplete polls until every kept target is served exactly once.
+func (r *Result) waitComplete(ctx context.Context, timeout time.Duration, logf func(string, ...any)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	base, err := r.proc.wait(ctx)
+	if err != nil {
+		return err
+	}
+	r.ListeningSeconds = round(time.Since(r.proc.started).Seconds(), 3)
+	r.poll = &poller{base: base, client: &http.Client{Timeout: time.Minute}, workers: 4}
+	var last Check
+	for {
+		r.Rounds++
+		roundStart := time.Now()
+		chk, err := r.poll.check(ctx, r.want, r.cols)
+		switch {
+		case err == nil && chk.OK():
+			r.CompleteSeconds = round(time.Since(r.proc.started).Seconds(), 3)
+			r.CompleteRoundSeconds = round(time.Since(roundStart).Seconds(), 3)
+			st, err := procStatus(r.proc.pid())
+			if err != nil {
+				return err
+			}
+			r.RSSPeakStartMiB = round(mib(st.hwm), 1)
+			logf("allocator %s complete after %.2fs (round of %.2fs, %d rounds)", r.Name, r.CompleteSeconds, r.CompleteRoundSeconds, r.Rounds)
+			return nil
+		case err == nil:
+			last = chk
+		case !errors.Is(err, errNotReady) && ctx.Err() == nil:
+			return fmt.Errorf("allocator %s: %w", r.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("allocator %s: not complete after %s: %s", r.Name, timeout, last)
+		case <-r.proc.exited:
+			return fmt.Errorf("allocator %s exited with code %d", r.Name, r.proc.exitCode)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// saveHeap reads and classifies the heap profile and keeps it in dir.
+func (r *Result) saveHeap(ctx context.Context, dir string) (Heap, error) {
+	h, raw, err := r.poll.heapProfile(ctx)
+	if err != nil {
+		return Heap{}, fmt.Errorf("allocator %s: heap profile: %w", r.Name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, r.Name+".heap.pb.gz"), raw, 0o600); err != nil {
+		return Heap{}, fmt.Errorf("save heap profile: %w", err)
+	}
+	return h, nil
+}
+
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "user"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// loadAverage is the 1-minute load average, 0 when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	_, _ = fmt.Sscanf(strings.Fields(string(b))[0], "%g", &v)
+	return v
+}

@@ -1,0 +1,66 @@
+// Added by shardwise (hack/third_party/prometheus.sh).
+
+package kubernetes
+
+import (
+	apiv1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// trimObject is the transform of every informer of this package: it drops,
+// before an object is cached, what no role reads. It is idempotent, as
+// client-go requires, and leaves anything but an object (a tombstone) as is.
+func trimObject(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	if p, ok := obj.(*apiv1.Pod); ok {
+		trimPod(p)
+	}
+	return obj, nil
+}
+
+// trimPod keeps what podLabels, buildPod and the endpoint roles read.
+func trimPod(p *apiv1.Pod) {
+	p.Spec = apiv1.PodSpec{
+		NodeName:       p.Spec.NodeName,
+		Containers:     trimContainers(p.Spec.Containers),
+		InitContainers: trimContainers(p.Spec.InitContainers),
+	}
+	var ready []apiv1.PodCondition
+	for _, c := range p.Status.Conditions {
+		if c.Type == apiv1.PodReady {
+			ready = append(ready, apiv1.PodCondition{Type: c.Type, Status: c.Status})
+		}
+	}
+	p.Status = apiv1.PodStatus{
+		Phase:                 p.Status.Phase,
+		PodIP:                 p.Status.PodIP,
+		HostIP:                p.Status.HostIP,
+		Conditions:            ready,
+		ContainerStatuses:     trimStatuses(p.Status.ContainerStatuses),
+		InitContainerStatuses: trimStatuses(p.Status.InitContainerStatuses),
+	}
+}
+
+func trimContainers(cs []apiv1.Container) []apiv1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]apiv1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = apiv1.Container{Name: c.Name, Image: c.Image, Ports: c.Ports}
+	}
+	return out
+}
+
+func trimStatuses(ss []apiv1.ContainerStatus) []apiv1.ContainerStatus {
+	if ss == nil {
+		return nil
+	}
+	out := make([]apiv1.ContainerStatus, len(ss))
+	for i, s := range ss {
+		out[i] = apiv1.ContainerStatus{Name: s.Name, ContainerID: s.ContainerID}
+	}
+	return out
+}
