@@ -92,6 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("discovery metrics: %w", err)
 	}
+	//nolint:contextcheck // the manager owns its discovery context; Run(ctx) stops it
 	mgr, err := newDiscovery(opts, cfg, dm)
 	if err != nil {
 		return err
@@ -150,7 +151,6 @@ func (o Options) withDefaults() Options {
 // newDiscovery builds the discovery manager and applies the config file's
 // Prometheus config to it.
 func newDiscovery(opts Options, cfg *config, dm *discovery.Metrics) (*discovery.Manager, error) {
-	//nolint:contextcheck // the manager owns its discovery context; Run(ctx) stops it
 	mgr, err := discovery.NewManager(discovery.ManagerOptions{
 		Logger:           opts.Logger.With("component", "discovery"),
 		Metrics:          dm,
