@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -40,7 +39,7 @@ func TestNewValidatesOptions(t *testing.T) {
 			}
 			require.ErrorContains(t, err, tc.errText)
 			if tc.wantErr != nil {
-				require.True(t, errors.Is(err, tc.wantErr))
+				require.ErrorIs(t, err, tc.wantErr)
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func TestPropertyStrategiesAssignOnce(t *testing.T) {
 			assigned += l
 		}
 		require.Equal(t, s.Targets(), assigned+len(s.Unassigned()))
-		require.Equal(t, res.Unassigned, len(s.Unassigned()))
+		require.Len(t, s.Unassigned(), res.Unassigned)
 		if len(collectors) > 0 && (strategy == LeastWeighted || opts.FallbackStrategy != "") {
 			require.Empty(t, s.Unassigned())
 		}

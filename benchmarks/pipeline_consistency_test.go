@@ -22,7 +22,7 @@ func TestPipelineConsistency(t *testing.T) {
 	p := newPipeline(t, targets, jobs, collectors)
 	require.Equal(t, targets, p.fleet.Targets())
 	kept := p.fleet.Kept()
-	require.Greater(t, kept, 0)
+	require.Positive(t, kept)
 	require.Less(t, kept, targets, "the fleet must have targets the relabeling drops")
 
 	s := p.full(t, newStages())

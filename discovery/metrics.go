@@ -42,7 +42,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		targets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "shardwise_allocator_discovery_targets",
 			Help: "Targets per job after the relabel filter.",
-		}, []string{"job"}),
+		}, []string{"job_name"}),
 		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "shardwise_allocator_discovery_pass_duration_seconds",
 			Help:    "Time to turn one discovery update into targets.",
@@ -75,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		jobPending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "shardwise_allocator_discovery_job_pending",
 			Help: "1 for a job whose service discovery providers have not all reported yet and that has no earlier targets; its targets are answered with 503 until they do.",
-		}, []string{"job"}),
+		}, []string{"job_name"}),
 		informerSynced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "shardwise_allocator_informer_synced",
 			Help: "1 when the allocator has listed the Kubernetes resource (collector pods, namespaces, each prometheus-operator kind); 0 when it cannot (RBAC forbids it, the API server does not answer).",

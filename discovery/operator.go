@@ -227,160 +227,226 @@ var kinds = []kindInfo{
 
 // Run watches the resources until ctx is done.
 func (w *OperatorWatcher) Run(ctx context.Context) error {
-	trigger := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case trigger <- struct{}{}:
-		default:
-		}
+	r := &operatorRun{
+		w:       w,
+		trigger: make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		active:  map[string]kindInformers{},
 	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
-		DeleteFunc: func(any) { notify() },
+	defer r.shutdown()
+	if err := r.watchNamespaces(); err != nil {
+		return err
 	}
+	r.startRecorder(ctx)
+	r.prepareGenerations()
+	if _, _, err := r.newSelector(); err != nil {
+		return err
+	}
+	r.createFactories()
+	if _, err := r.startAvailable(); err != nil {
+		return err
+	}
+	if !r.waitAll(ctx) {
+		return nil // ctx is done
+	}
+	return r.loop(ctx)
+}
 
-	// Informers stop when stop is closed; factories' Shutdown waits for them,
-	// so it must run after the close.
-	stop := make(chan struct{})
-	var shutdowns []func()
-	defer func() {
-		close(stop)
-		for _, f := range slices.Backward(shutdowns) {
-			f()
-		}
-	}()
+// operatorRun is the state of one OperatorWatcher.Run: its informers, its
+// event recorder and what each generation of scrape configs reads. Only
+// Run's goroutine uses it, except the informers' event handlers, which only
+// send on trigger.
+type operatorRun struct {
+	w *OperatorWatcher
+	// trigger (capacity 1) says a generation is due.
+	trigger chan struct{}
+	// stop stops the informers; the factories' Shutdown waits for them,
+	// so shutdowns run after it is closed.
+	stop      chan struct{}
+	shutdowns []func()
 
-	// Namespaces, for the namespace selectors.
-	nsFactory := k8sinformers.NewSharedInformerFactory(w.kube, 0)
-	nsInf := nsFactory.Core().V1().Namespaces().Informer()
-	nsWatched := watchInformer("Namespace", nsInf)
-	all := []*watched{nsWatched}
-	if _, err := nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		DeleteFunc: func(any) { notify() },
+	nsInf    cache.SharedIndexInformer
+	all      []*watched // every informer, for the sync reports
+	recorder record.EventRecorder
+
+	// Each generation gets a fresh asset store over these caches and its
+	// own record of transient read errors (see prepareGenerations).
+	opMetrics      *operator.Metrics
+	transientErr   error
+	secretCache    *objectCache[corev1.Secret]
+	configMapCache *objectCache[corev1.ConfigMap]
+
+	// factories are the informer factories, by namespace ("" for all);
+	// active are the informers of the kinds whose CRD is served.
+	factories map[string]monitoringinformers.SharedInformerFactory
+	active    map[string]kindInformers
+}
+
+// notify asks for a generation without blocking: a pending one covers
+// every change before it.
+func (r *operatorRun) notify() {
+	select {
+	case r.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown stops the informers and the event broadcaster.
+func (r *operatorRun) shutdown() {
+	close(r.stop)
+	for _, f := range slices.Backward(r.shutdowns) {
+		f()
+	}
+}
+
+// watchNamespaces starts the namespace informer the namespace selectors
+// read; only label changes trigger a generation.
+func (r *operatorRun) watchNamespaces() error {
+	nsFactory := k8sinformers.NewSharedInformerFactory(r.w.kube, 0)
+	r.nsInf = nsFactory.Core().V1().Namespaces().Informer()
+	r.all = []*watched{watchInformer("Namespace", r.nsInf)}
+	if _, err := r.nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { r.notify() },
+		DeleteFunc: func(any) { r.notify() },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := oldObj.(*corev1.Namespace), newObj.(*corev1.Namespace)
 			if !maps.Equal(o.Labels, n.Labels) {
-				notify()
+				r.notify()
 			}
 		},
 	}); err != nil {
 		return fmt.Errorf("watch namespaces: %w", err)
 	}
-	nsFactory.Start(stop)
-	shutdowns = append(shutdowns, nsFactory.Shutdown)
+	nsFactory.Start(r.stop)
+	r.shutdowns = append(r.shutdowns, nsFactory.Shutdown)
+	return nil
+}
 
-	// Events for rejected resources.
+// startRecorder starts the recorder of events for rejected resources.
+func (r *operatorRun) startRecorder(ctx context.Context) {
 	scheme := runtime.NewScheme()
 	_ = clientscheme.AddToScheme(scheme)
 	_ = monitoringv1.AddToScheme(scheme)
 	_ = monitoringv1alpha1.AddToScheme(scheme)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.kube.CoreV1().Events("")})
-	shutdowns = append(shutdowns, broadcaster.Shutdown)
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.w.kube.CoreV1().Events("")})
+	r.shutdowns = append(r.shutdowns, broadcaster.Shutdown)
+	r.recorder = broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "shardwise-allocator"})
+}
 
-	// Each generation gets a fresh asset store (prometheus-operator's store
-	// caches what it read) over our get cache, whose entries live one
-	// CRDPollInterval (see secretcache.go), so rotated Secrets are read again
-	// within it; and its own record of transient read errors. Generations
-	// run on this goroutine only.
-	opMetrics := operator.NewMetrics(prometheusclient.NewRegistry())
-	var transientErr error
-	onTransient := func(err error) {
-		if transientErr == nil {
-			transientErr = err
-		}
-	}
-	secretCache := newObjectCache[corev1.Secret](w.opts.Config.CRDPollInterval)
-	configMapCache := newObjectCache[corev1.ConfigMap](w.opts.Config.CRDPollInterval)
-	newSelector := func() (*prometheus.ResourceSelector, *assets.StoreBuilder, error) {
-		transientErr = nil
-		store := assets.NewStoreBuilder(
-			restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, onTransient, configMapCache},
-			restrictedSecrets{w.kube.CoreV1(), w.secretNS, onTransient, secretCache})
-		sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, nsInf, opMetrics, recorder)
-		if err != nil {
-			return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
-		}
-		return sel, store, nil
-	}
-	if _, _, err := newSelector(); err != nil {
-		return err
-	}
+// prepareGenerations sets up what every generation shares. Each generation
+// gets a fresh asset store (prometheus-operator's store caches what it
+// read) over our get cache, whose entries live one CRDPollInterval (see
+// secretcache.go), so rotated Secrets are read again within it; and its own
+// record of transient read errors.
+func (r *operatorRun) prepareGenerations() {
+	r.opMetrics = operator.NewMetrics(prometheusclient.NewRegistry())
+	r.secretCache = newObjectCache[corev1.Secret](r.w.opts.Config.CRDPollInterval)
+	r.configMapCache = newObjectCache[corev1.ConfigMap](r.w.opts.Config.CRDPollInterval)
+}
 
-	// With allow_namespaces, one informer factory per allowed namespace, so
-	// namespaced RBAC suffices for the resources; otherwise one for all.
-	factories := map[string]monitoringinformers.SharedInformerFactory{}
+// onTransient records the first transient read error of a generation.
+func (r *operatorRun) onTransient(err error) {
+	if r.transientErr == nil {
+		r.transientErr = err
+	}
+}
+
+// newSelector starts a generation: a fresh asset store and resource
+// selector, and no transient error yet.
+func (r *operatorRun) newSelector() (*prometheus.ResourceSelector, *assets.StoreBuilder, error) {
+	w := r.w
+	r.transientErr = nil
+	store := assets.NewStoreBuilder(
+		restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, r.onTransient, r.configMapCache},
+		restrictedSecrets{w.kube.CoreV1(), w.secretNS, r.onTransient, r.secretCache})
+	sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, r.nsInf, r.opMetrics, r.recorder)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
+	}
+	return sel, store, nil
+}
+
+// createFactories creates the informer factories: with allow_namespaces,
+// one per allowed namespace, so namespaced RBAC suffices for the resources;
+// otherwise one for all.
+func (r *operatorRun) createFactories() {
+	w := r.w
+	r.factories = map[string]monitoringinformers.SharedInformerFactory{}
 	if len(w.opts.Config.AllowNamespaces) > 0 {
 		for _, ns := range w.opts.Config.AllowNamespaces {
-			factories[ns] = monitoringinformers.NewSharedInformerFactoryWithOptions(w.mon, 0, monitoringinformers.WithNamespace(ns))
+			r.factories[ns] = monitoringinformers.NewSharedInformerFactoryWithOptions(w.mon, 0, monitoringinformers.WithNamespace(ns))
 		}
 	} else {
-		factories[metav1.NamespaceAll] = monitoringinformers.NewSharedInformerFactory(w.mon, 0)
+		r.factories[metav1.NamespaceAll] = monitoringinformers.NewSharedInformerFactory(w.mon, 0)
 	}
-	for _, f := range factories {
-		shutdowns = append(shutdowns, f.Shutdown)
+	for _, f := range r.factories {
+		r.shutdowns = append(r.shutdowns, f.Shutdown)
 	}
-	active := map[string]kindInformers{}
+}
 
-	// startAvailable starts the informers of kinds whose CRD is now served.
-	startAvailable := func() (bool, error) {
-		started := false
-		for _, k := range kinds {
-			if active[k.kind] != nil {
-				continue
-			}
-			ok, err := w.served(k)
-			if err != nil {
-				w.log.Warn("check CRD availability", "kind", k.kind, "err", err)
-				continue
-			}
-			w.metrics.crdAvailable.WithLabelValues(k.kind).Set(boolFloat(ok))
-			if !ok {
-				continue
-			}
-			infs := kindInformers{}
-			for ns, f := range factories {
-				inf := k.informer(f)
-				if _, err := inf.AddEventHandler(handler); err != nil {
-					return false, fmt.Errorf("watch %s: %w", k.kind, err)
-				}
-				infs[ns] = inf
-				name := k.kind
-				if ns != metav1.NamespaceAll {
-					name += "/" + ns
-				}
-				all = append(all, watchInformer(name, inf))
-			}
-			active[k.kind] = infs
-			started = true
-			w.log.Info("watching prometheus-operator resources", "kind", k.kind)
+// startAvailable starts the informers of kinds whose CRD is now served.
+func (r *operatorRun) startAvailable() (bool, error) {
+	w := r.w
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { r.notify() },
+		UpdateFunc: func(any, any) { r.notify() },
+		DeleteFunc: func(any) { r.notify() },
+	}
+	started := false
+	for _, k := range kinds {
+		if r.active[k.kind] != nil {
+			continue
 		}
-		for _, f := range factories {
-			f.Start(stop)
+		ok, err := w.served(k)
+		if err != nil {
+			w.log.Warn("check CRD availability", "kind", k.kind, "err", err)
+			continue
 		}
-		return started, nil
-	}
-	// waitAll waits, bounded, for every informer's first list and reports
-	// those that cannot list: the generation goes ahead without them (one
-	// kind RBAC forbids must not hold back every job) and picks them up
-	// when they sync, since their events trigger a generation.
-	waitAll := func() bool {
-		if _, ok := waitSynced(ctx, w.opts.SyncTimeout, all); !ok {
-			return false
+		w.metrics.crdAvailable.WithLabelValues(k.kind).Set(boolFloat(ok))
+		if !ok {
+			continue
 		}
-		reportSynced(w.log, w.metrics, all, "cannot list prometheus-operator resources or namespaces (RBAC?); generating scrape configs without them until they are listed")
-		return true
+		infs := kindInformers{}
+		for ns, f := range r.factories {
+			inf := k.informer(f)
+			if _, err := inf.AddEventHandler(handler); err != nil {
+				return false, fmt.Errorf("watch %s: %w", k.kind, err)
+			}
+			infs[ns] = inf
+			name := k.kind
+			if ns != metav1.NamespaceAll {
+				name += "/" + ns
+			}
+			r.all = append(r.all, watchInformer(name, inf))
+		}
+		r.active[k.kind] = infs
+		started = true
+		w.log.Info("watching prometheus-operator resources", "kind", k.kind)
 	}
-	if _, err := startAvailable(); err != nil {
-		return err
+	for _, f := range r.factories {
+		f.Start(r.stop)
 	}
-	if !waitAll() {
-		return nil // ctx is done
-	}
+	return started, nil
+}
 
+// waitAll waits, bounded, for every informer's first list and reports
+// those that cannot list: the generation goes ahead without them (one
+// kind RBAC forbids must not hold back every job) and picks them up
+// when they sync, since their events trigger a generation. It returns
+// false when ctx is done.
+func (r *operatorRun) waitAll(ctx context.Context) bool {
+	if _, ok := waitSynced(ctx, r.w.opts.SyncTimeout, r.all); !ok {
+		return false
+	}
+	reportSynced(r.w.log, r.w.metrics, r.all, "cannot list prometheus-operator resources or namespaces (RBAC?); generating scrape configs without them until they are listed")
+	return true
+}
+
+// loop generates scrape configs when triggered, at most once per
+// MinInterval, and polls for newly served kinds, until ctx is done.
+func (r *operatorRun) loop(ctx context.Context) error {
+	w := r.w
 	poll := time.NewTicker(w.opts.Config.CRDPollInterval)
 	defer poll.Stop()
 	var (
@@ -393,10 +459,10 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 			if wait := w.opts.MinInterval - time.Since(last); wait > 0 {
 				throttle = time.After(wait)
 			} else {
-				if selector, store, err := newSelector(); err != nil {
+				if selector, store, err := r.newSelector(); err != nil {
 					w.log.Error("generate scrape configs", "err", err)
 				} else {
-					w.generate(ctx, selector, store, active, &transientErr)
+					w.generate(ctx, selector, store, r.active, &r.transientErr)
 				}
 				pending, last = false, time.Now()
 			}
@@ -404,21 +470,21 @@ func (w *OperatorWatcher) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-trigger:
+		case <-r.trigger:
 			pending = true
 		case <-throttle:
 			throttle = nil
 		case <-poll.C:
-			started, err := startAvailable()
+			started, err := r.startAvailable()
 			if err != nil {
 				return err
 			}
 			if started {
-				if !waitAll() {
+				if !r.waitAll(ctx) {
 					return nil
 				}
 			} else {
-				reportSynced(w.log, w.metrics, all, "still cannot list prometheus-operator resources or namespaces (RBAC?)")
+				reportSynced(w.log, w.metrics, r.all, "still cannot list prometheus-operator resources or namespaces (RBAC?)")
 			}
 			pending = true
 		}

@@ -206,6 +206,7 @@ func TestOperatorGolden(t *testing.T) {
 	}
 	wantYAML, err := os.ReadFile(golden)
 	require.NoError(t, err)
+	//nolint:testifylint // a golden file is compared byte for byte, not as YAML
 	require.Equal(t, string(wantYAML), string(got), "generated scrape configs differ; refresh with go test ./discovery/... -update")
 
 	// The generated jobs carry prometheus-operator's sharding rule; the

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,7 +46,7 @@ func TestMetricsAndPprof(t *testing.T) {
 		require.Equal(t, http.StatusOK, w.Code, path)
 		require.NotEmpty(t, w.Body.String(), path)
 	}
-	require.True(t, strings.Contains(get(t, h, "/debug/pprof/").Body.String(), "goroutine"))
+	require.Contains(t, get(t, h, "/debug/pprof/").Body.String(), "goroutine")
 }
 
 // TestPprofOptIn: pprof is off unless enabled, and enabled it refuses

@@ -8,10 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/shardwise/shardwise/internal/app"
+	"github.com/shardwise/shardwise/internal/log"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -40,44 +39,16 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&flags.HTTPSKeyFile, "https-tls-key-file", "", "The server key; overrides https.tls_key_file_path.")
 	fs.BoolVar(&flags.AllowInsecureAuthSecrets, "allow-insecure-auth-secrets", false, "Serve secrets in /scrape_configs to clients without mutual TLS; sets allow_insecure_auth_secrets.")
 	fs.BoolVar(&flags.EnablePprof, "enable-pprof", false, "Serve /debug/pprof/ on the HTTP port (off by default); sets enable_pprof.")
-	logLevel := fs.String("log-level", "info", "Log level: debug, info, warn or error.")
-	logFormat := fs.String("log-format", "text", "Log format: text or json.")
-	// The upstream allocator's logging flags (controller-runtime's zap), so
-	// that spec.args written for it work: mapped onto --log-level and
-	// --log-format, which win when both are given.
-	var z zapFlags
-	fs.StringVar(&z.level, "zap-log-level", "", "Upstream compatibility: debug, info, error, panic or a verbosity number; sets --log-level.")
-	fs.StringVar(&z.encoder, "zap-encoder", "", "Upstream compatibility: console or json; sets --log-format (console is text).")
-	fs.BoolVar(&z.devel, "zap-devel", false, "Upstream compatibility: debug level and text format unless set otherwise.")
-	fs.String("zap-stacktrace-level", "", "Upstream compatibility: accepted and ignored.")
-	fs.String("zap-time-encoding", "", "Upstream compatibility: accepted and ignored.")
+	logOpts := log.Options{Format: log.FormatText}
+	logOpts.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := z.apply(set, logLevel, logFormat); err != nil {
+	logger, err := log.Setup(stderr, &logOpts)
+	if err != nil {
 		fmt.Fprintf(stderr, "allocator: %v\n", err)
 		return 2
 	}
-
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "allocator: --log-level: %v\n", err)
-		return 2
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var handler slog.Handler
-	switch strings.ToLower(*logFormat) {
-	case "text":
-		handler = slog.NewTextHandler(stderr, hopts)
-	case "json":
-		handler = slog.NewJSONHandler(stderr, hopts)
-	default:
-		fmt.Fprintf(stderr, "allocator: --log-format: want text or json, got %q\n", *logFormat)
-		return 2
-	}
-	log := slog.New(handler)
 
 	// gin's mode is process-global; the server changes no gin globals itself.
 	gin.SetMode(gin.ReleaseMode)
@@ -88,69 +59,21 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	err := app.Run(ctx, app.Options{
+	err = app.Run(ctx, app.Options{
 		ConfigFile: *configFile,
 		Flags:      flags,
-		Logger:     log,
+		Logger:     logger,
 		Registry:   reg,
 		Ready: func(addr string) {
-			log.Info("serving; status page at " + statusURL(addr))
+			logger.Info("serving; status page at " + statusURL(addr))
 		},
 	})
 	if err != nil {
-		log.Error("allocator stopped", "err", err)
+		logger.Error("allocator stopped", "err", err)
 		return 1
 	}
-	log.Info("allocator stopped")
+	logger.Info("allocator stopped")
 	return 0
-}
-
-// zapFlags are the upstream allocator's logging flags.
-type zapFlags struct {
-	level, encoder string
-	devel          bool
-}
-
-// apply maps the zap flags that were set onto level and format, unless
-// --log-level or --log-format were set themselves.
-func (z zapFlags) apply(set map[string]bool, level, format *string) error {
-	if !set["log-level"] {
-		switch {
-		case set["zap-log-level"]:
-			switch strings.ToLower(z.level) {
-			case "debug":
-				*level = "debug"
-			case "info", "0":
-				*level = "info"
-			case "error", "panic":
-				*level = "error"
-			default:
-				if n, err := strconv.Atoi(z.level); err == nil && n > 0 {
-					*level = "debug" // a verbosity above 0 is zap's debug and beyond
-					break
-				}
-				return fmt.Errorf("--zap-log-level: want debug, info, error, panic or a number, got %q", z.level)
-			}
-		case z.devel:
-			*level = "debug"
-		}
-	}
-	if !set["log-format"] {
-		switch {
-		case set["zap-encoder"]:
-			switch strings.ToLower(z.encoder) {
-			case "console":
-				*format = "text"
-			case "json":
-				*format = "json"
-			default:
-				return fmt.Errorf("--zap-encoder: want console or json, got %q", z.encoder)
-			}
-		case set["zap-devel"] && z.devel:
-			*format = "text"
-		}
-	}
-	return nil
 }
 
 // statusURL turns a listen address into a URL a person can open.

@@ -20,10 +20,10 @@ func TestRunExitCodes(t *testing.T) {
 		say  string
 	}{
 		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
-		{"bad log level", []string{"--log-level=loud"}, 2, "--log-level"},
-		{"bad log format", []string{"--log-format=xml"}, 2, "--log-format"},
-		{"bad zap level", []string{"--zap-log-level=loud"}, 2, "--zap-log-level"},
-		{"bad zap encoder", []string{"--zap-encoder=xml"}, 2, "--zap-encoder"},
+		{"bad log level", []string{"--log-level=loud"}, 2, "-log-level"},
+		{"bad log format", []string{"--log-format=xml"}, 2, "-log-format"},
+		{"bad zap level", []string{"--zap-log-level=loud"}, 2, "-zap-log-level"},
+		{"bad zap encoder", []string{"--zap-encoder=xml"}, 2, "-zap-encoder"},
 		{"zap flags accepted", []string{"--zap-log-level=debug", "--zap-encoder=json", "--zap-stacktrace-level=error", "--zap-time-encoding=iso8601", "--config-file=" + bad}, 1, `"msg":"allocator stopped"`},
 		{"missing config file", []string{"--config-file=" + filepath.Join(t.TempDir(), "none.yaml")}, 1, "none.yaml"},
 		{"unknown key", []string{"--config-file=" + bad}, 1, `unknown key \"colectors\"`},
@@ -46,38 +46,5 @@ func TestStatusURL(t *testing.T) {
 		"[::1]:9":        "http://[::1]:9/",
 	} {
 		require.Equal(t, want, statusURL(addr), addr)
-	}
-}
-
-func TestZapFlags(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name          string
-		set           []string
-		z             zapFlags
-		level, format string
-	}{
-		{"none", nil, zapFlags{}, "info", "text"},
-		{"zap debug json", []string{"zap-log-level", "zap-encoder"}, zapFlags{level: "debug", encoder: "json"}, "debug", "json"},
-		{"zap verbosity", []string{"zap-log-level"}, zapFlags{level: "3"}, "debug", "text"},
-		{"zap panic", []string{"zap-log-level"}, zapFlags{level: "panic"}, "error", "text"},
-		{"zap console", []string{"zap-encoder"}, zapFlags{encoder: "console"}, "info", "text"},
-		{"zap devel", []string{"zap-devel"}, zapFlags{devel: true}, "debug", "text"},
-		{"ours win", []string{"zap-log-level", "log-level", "zap-encoder", "log-format"}, zapFlags{level: "debug", encoder: "json"}, "warn", "text"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			set := map[string]bool{}
-			for _, s := range tc.set {
-				set[s] = true
-			}
-			level, format := "info", "text"
-			if set["log-level"] {
-				level = "warn"
-			}
-			require.NoError(t, tc.z.apply(set, &level, &format))
-			require.Equal(t, tc.level, level)
-			require.Equal(t, tc.format, format)
-		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shardwise/shardwise/internal/bridge"
+	"github.com/shardwise/shardwise/internal/log"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,10 +40,11 @@ type options struct {
 	name              string
 	kubeconfigPath    string
 	watchNamespace    string
+	log               log.Options
 }
 
 func parseFlags(args []string) (options, error) {
-	var o options
+	o := options{log: log.Options{Format: log.FormatJSON}}
 	home, _ := os.UserHomeDir()
 	fs := flag.NewFlagSet("opamp-bridge", flag.ContinueOnError)
 	fs.StringVar(&o.configFile, "config-file", "/conf/remoteconfiguration.yaml", "The bridge configuration file.")
@@ -52,6 +54,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.name, "name", "opamp-bridge", "The bridge's name: collectors labelled opentelemetry.io/opamp-managed=<name> (or true) are managed.")
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig-path", filepath.Join(home, ".kube", "config"), "Kubeconfig file; when it does not exist, the in-cluster configuration is used.")
 	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Watch and manage collectors in this namespace only; empty means all namespaces.")
+	o.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -65,19 +68,23 @@ func parseFlags(args []string) (options, error) {
 }
 
 func run() int {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		log.Error("parse flags", "err", err)
+		fmt.Fprintf(os.Stderr, "opamp-bridge: %v\n", err)
+		return 2
+	}
+	logger, err := log.Setup(os.Stderr, &o.log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "opamp-bridge: %v\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, o, log); err != nil {
-		log.Error("bridge stopped", "err", err)
+	if err := serve(ctx, o, logger); err != nil {
+		logger.Error("bridge stopped", "err", err)
 		return 1
 	}
 	return 0
@@ -100,7 +107,7 @@ func restConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o options, log *slog.Logger) error {
+func serve(ctx context.Context, o options, logger *slog.Logger) error {
 	cfg, err := bridge.LoadConfig(o.configFile)
 	if err != nil {
 		return err
@@ -115,7 +122,7 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 		WatchNamespace:    o.watchNamespace,
 		HeartbeatInterval: o.heartbeatInterval,
 		RestConfig:        rc,
-		Logger:            log,
+		Logger:            logger,
 		ListenAddr:        o.listenAddr,
 	})
 	if err != nil {
@@ -148,6 +155,6 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 		return srv.Shutdown(shutdown)
 	})
 	g.Go(func() error { return b.Run(gctx) })
-	log.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version)
+	logger.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version)
 	return g.Wait()
 }

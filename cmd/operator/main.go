@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ctrlpkg "github.com/shardwise/shardwise/internal/controller"
+	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
 
@@ -39,10 +39,12 @@ type options struct {
 	// opampBridgeImage and opampBridgeClusterWide configure OpAMPBridges.
 	opampBridgeImage       string
 	opampBridgeClusterWide []string
+	// log is the logging set-up; JSON unless --log-format says otherwise.
+	log log.Options
 }
 
 func parseFlags(args []string) (options, error) {
-	var o options
+	o := options{log: log.Options{Format: log.FormatJSON}}
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
@@ -64,6 +66,7 @@ func parseFlags(args []string) (options, error) {
 		}
 		return nil
 	})
+	o.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -77,18 +80,24 @@ func parseFlags(args []string) (options, error) {
 }
 
 func run() int {
-	log := logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, nil))
-	ctrl.SetLogger(log)
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		log.Error(err, "parse flags")
+		fmt.Fprintf(os.Stderr, "operator: %v\n", err)
 		return 2
 	}
+	logger, err := log.Setup(os.Stderr, &o.log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "operator: %v\n", err)
+		return 2
+	}
+	// controller-runtime and the reconcilers (log.FromContext) log through
+	// the same handler as klog.
+	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
-		log.Error(err, "operator stopped")
+		logger.Error("operator stopped", "err", err)
 		return 1
 	}
 	return 0

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardwise/shardwise/internal/log"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -32,6 +34,7 @@ func TestParseFlags(t *testing.T) {
 			}
 			require.NoError(t, err)
 			got.webhook = webhookOptions{} // TestWebhookFlags covers these
+			got.log = log.Options{}        // internal/log's TestFlags covers these
 			require.Equal(t, tc.want, got)
 		})
 	}

@@ -70,29 +70,13 @@ const (
 // returns an error when the initial config is invalid or a component fails;
 // nil after a clean shutdown.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Registry == nil {
-		opts.Registry = prometheus.NewRegistry()
-	}
-	if opts.ReloadDelay <= 0 {
-		opts.ReloadDelay = 250 * time.Millisecond
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.LivenessTimeout <= 0 {
-		opts.LivenessTimeout = DefaultLivenessTimeout
-	}
-	hb := &heartbeat{timeout: opts.LivenessTimeout}
+	opts = opts.withDefaults()
 	log := opts.Logger
 
 	cfg, err := loadConfig(opts.ConfigFile, opts.Flags)
 	if err != nil {
 		return err
 	}
-
 	for _, n := range cfg.notes() {
 		log.Warn(n)
 	}
@@ -109,8 +93,66 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("discovery metrics: %w", err)
 	}
 	//nolint:contextcheck // the manager owns its discovery context; Run(ctx) stops it
+	mgr, err := newDiscovery(opts, cfg, dm)
+	if err != nil {
+		return err
+	}
+	alloc, err := allocation.New(cfg.allocationOptions())
+	if err != nil {
+		return err
+	}
+	st := &state{}
+	st.alloc.Store(alloc)
+	hb := &heartbeat{timeout: opts.LivenessTimeout}
+	srv, err := newServer(opts, cfg, st, hb)
+	if err != nil {
+		return err
+	}
+	collectors, operator, err := newKubernetesWatchers(log, cfg, dm, mgr)
+	if err != nil {
+		return err
+	}
+
+	l := &loop{
+		log:     log,
+		metrics: m,
+		mgr:     mgr,
+		state:   st,
+		cfg:     cfg,
+		path:    opts.ConfigFile,
+		flags:   opts.Flags,
+		targets: map[string][]*allocation.Target{},
+		hb:      hb,
+		before:  opts.beforeStep,
+	}
+	return runComponents(ctx, opts, mgr, srv, collectors, operator, l)
+}
+
+// withDefaults fills in the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.ReloadDelay <= 0 {
+		o.ReloadDelay = 250 * time.Millisecond
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.LivenessTimeout <= 0 {
+		o.LivenessTimeout = DefaultLivenessTimeout
+	}
+	return o
+}
+
+// newDiscovery builds the discovery manager and applies the config file's
+// Prometheus config to it.
+func newDiscovery(opts Options, cfg *config, dm *discovery.Metrics) (*discovery.Manager, error) {
 	mgr, err := discovery.NewManager(discovery.ManagerOptions{
-		Logger:           log.With("component", "discovery"),
+		Logger:           opts.Logger.With("component", "discovery"),
 		Metrics:          dm,
 		FilterStrategy:   cfg.Discovery.FilterStrategy,
 		CoalesceInterval: opts.CoalesceInterval,
@@ -120,19 +162,16 @@ func Run(ctx context.Context, opts Options) error {
 		WaitForOperatorConfig: cfg.Discovery.PrometheusCR.Enabled,
 	})
 	if err != nil {
-		return fmt.Errorf("discovery: %w", err)
+		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	if err := mgr.ApplyConfig(promConfig(cfg)); err != nil {
-		return fmt.Errorf("config file %s: %w", opts.ConfigFile, err)
+		return nil, fmt.Errorf("config file %s: %w", opts.ConfigFile, err)
 	}
+	return mgr, nil
+}
 
-	alloc, err := allocation.New(cfg.allocationOptions())
-	if err != nil {
-		return err
-	}
-	st := &state{}
-	st.alloc.Store(alloc)
-
+// newServer builds the HTTP server over the state.
+func newServer(opts Options, cfg *config, st *state, hb *heartbeat) (*server.Server, error) {
 	var https *server.HTTPSOptions
 	if cfg.HTTPS.Enabled {
 		https = &server.HTTPSOptions{
@@ -150,80 +189,82 @@ func Run(ctx context.Context, opts Options) error {
 		AllowInsecureSecrets: cfg.AllowInsecureAuthSecrets,
 		ResponseCacheBytes:   cfg.ResponseCacheBytes,
 		EnablePprof:          cfg.EnablePprof,
-		Logger:               log.With("component", "server"),
+		Logger:               opts.Logger.With("component", "server"),
 		Registerer:           opts.Registry,
 		Gatherer:             opts.Registry,
 		Live:                 hb.live,
 	})
 	if err != nil {
-		return fmt.Errorf("server: %w", err)
+		return nil, fmt.Errorf("server: %w", err)
 	}
+	return srv, nil
+}
 
-	// Kubernetes: collector pods and prometheus-operator resources.
+// newKubernetesWatchers builds the watchers of collector pods and of
+// prometheus-operator resources the config asks for; each is nil when it
+// does not.
+func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics, sink discovery.ConfigSink) (*discovery.CollectorWatcher, *discovery.OperatorWatcher, error) {
+	if !usesPods(cfg) && !cfg.Discovery.PrometheusCR.Enabled {
+		return nil, nil, nil
+	}
+	rc, err := kubeConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
+	}
 	var (
 		collectors *discovery.CollectorWatcher
 		operator   *discovery.OperatorWatcher
 	)
-	if usesPods(cfg) || cfg.Discovery.PrometheusCR.Enabled {
-		rc, err := kubeConfig(cfg)
+	if usesPods(cfg) {
+		cc := cfg.Discovery.Collector
+		collectors, err = discovery.NewCollectorWatcher(kube, discovery.CollectorWatcherOptions{
+			Logger:      log.With("component", "collectors"),
+			Metrics:     dm,
+			Namespace:   cc.CollectorNamespace,
+			Selector:    cc.CollectorSelector,
+			GracePeriod: cc.CollectorNotReadyGracePeriod,
+		})
 		if err != nil {
-			return err
-		}
-		kube, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return fmt.Errorf("kubernetes client: %w", err)
-		}
-		if usesPods(cfg) {
-			cc := cfg.Discovery.Collector
-			collectors, err = discovery.NewCollectorWatcher(kube, discovery.CollectorWatcherOptions{
-				Logger:      log.With("component", "collectors"),
-				Metrics:     dm,
-				Namespace:   cc.CollectorNamespace,
-				Selector:    cc.CollectorSelector,
-				GracePeriod: cc.CollectorNotReadyGracePeriod,
-			})
-			if err != nil {
-				return err
-			}
-		}
-		if cfg.Discovery.PrometheusCR.Enabled {
-			mon, err := monitoringclient.NewForConfig(rc)
-			if err != nil {
-				return fmt.Errorf("prometheus-operator client: %w", err)
-			}
-			ns := operatorNamespace(cfg, processEnvironment)
-			log.Info("prometheus_cr: a null or missing namespace selector selects the allocator's own namespace", "namespace", ns)
-			operator, err = discovery.NewOperatorWatcher(kube, mon, mgr, discovery.OperatorWatcherOptions{
-				Logger:    log.With("component", "prometheus-operator"),
-				Metrics:   dm,
-				Config:    cfg.Discovery.PrometheusCR,
-				Namespace: ns,
-			})
-			if err != nil {
-				return err
-			}
+			return nil, nil, err
 		}
 	}
+	if cfg.Discovery.PrometheusCR.Enabled {
+		mon, err := monitoringclient.NewForConfig(rc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("prometheus-operator client: %w", err)
+		}
+		ns := operatorNamespace(cfg, processEnvironment)
+		log.Info("prometheus_cr: a null or missing namespace selector selects the allocator's own namespace", "namespace", ns)
+		operator, err = discovery.NewOperatorWatcher(kube, mon, sink, discovery.OperatorWatcherOptions{
+			Logger:    log.With("component", "prometheus-operator"),
+			Metrics:   dm,
+			Config:    cfg.Discovery.PrometheusCR,
+			Namespace: ns,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return collectors, operator, nil
+}
 
-	l := &loop{
-		log:     log,
-		metrics: m,
-		mgr:     mgr,
-		state:   st,
-		cfg:     cfg,
-		path:    opts.ConfigFile,
-		flags:   opts.Flags,
-		targets: map[string][]*allocation.Target{},
-		hb:      hb,
-		before:  opts.beforeStep,
-	}
+// runComponents runs every component in one errgroup until ctx is done or
+// one fails: discovery, the server, the config file watch, the Kubernetes
+// watchers (when not nil) and the allocation loop; and calls opts.Ready
+// once the server listens.
+func runComponents(ctx context.Context, opts Options, mgr *discovery.Manager, srv *server.Server,
+	collectors *discovery.CollectorWatcher, operator *discovery.OperatorWatcher, l *loop,
+) error {
 	reload := make(chan struct{}, 1)
-
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return mgr.Run(ctx) })
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error {
-		return watchFile(ctx, log, opts.ConfigFile, fileWatch{delay: opts.ReloadDelay, poll: opts.PollInterval, err: opts.watchErr}, reload)
+		return watchFile(ctx, opts.Logger, opts.ConfigFile, fileWatch{delay: opts.ReloadDelay, poll: opts.PollInterval, err: opts.watchErr}, reload)
 	})
 	var collectorSets <-chan []allocation.Collector
 	if collectors != nil {

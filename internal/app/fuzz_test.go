@@ -5,11 +5,17 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v2"
 )
 
 // FuzzParseConfig feeds arbitrary documents to the allocator's config
-// parser: it returns a config or an error, never panics, and gives the same
-// answer twice (a reload of an unchanged file must not flip).
+// parser: it returns a config or an error and never panics; it is
+// deterministic (a reload of an unchanged file gives an equal config or the
+// same error, so it must not flip); and a parsed document re-encoded as YAML
+// (another key order, quoting, flow style, anchors expanded) parses to an
+// equal config, so the meaning depends on the content only.
 func FuzzParseConfig(f *testing.F) {
 	example, err := os.ReadFile("../../examples/allocator.yaml")
 	if err != nil {
@@ -42,17 +48,23 @@ func FuzzParseConfig(f *testing.F) {
 		defer close(done)
 		c1, err1 := parseConfig([]byte(doc))
 		c2, err2 := parseConfig([]byte(doc))
-		if (err1 == nil) != (err2 == nil) {
-			t.Fatalf("parsed twice: %v, then %v", err1, err2)
-		}
 		if err1 != nil {
-			if err1.Error() == "" {
-				t.Fatal("empty error message")
-			}
+			require.NotEmpty(t, err1.Error(), "empty error message")
+			require.EqualError(t, err2, err1.Error(), "parsed twice")
 			return
 		}
-		if c1.ListenAddr == "" || c1.AllocationStrategy == "" || c2.Discovery == nil {
-			t.Fatalf("defaults not applied: %+v", c1)
-		}
+		require.NoError(t, err2, "parsed twice")
+		require.Equal(t, c1, c2, "parsed twice")
+		require.NotEmpty(t, c1.ListenAddr, "defaults not applied")
+		require.NotEmpty(t, c1.AllocationStrategy, "defaults not applied")
+		require.NotNil(t, c1.Discovery)
+
+		var tree yaml.MapSlice
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &tree))
+		again, err := yaml.Marshal(tree)
+		require.NoError(t, err)
+		c3, err := parseConfig(again)
+		require.NoError(t, err, "re-encoded:\n%s", again)
+		require.Equal(t, c1, c3, "re-encoded:\n%s", again)
 	})
 }

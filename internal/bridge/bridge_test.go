@@ -517,7 +517,8 @@ func TestBridge(t *testing.T) {
 		for n, v := range rv {
 			c, err := f.get(t, n)
 			require.NoError(t, err, tc.name)
-			require.Equal(t, v, state{c.Generation, c.Labels}, "%s: %s changed", tc.name, n)
+			got := state{c.Generation, c.Labels}
+			require.Equal(t, v, got, "%s: %s changed", tc.name, n)
 		}
 		_, err := f.get(t, "x")
 		require.True(t, apierrors.IsNotFound(err), tc.name)

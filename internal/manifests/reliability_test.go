@@ -1,7 +1,6 @@
 package manifests_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -297,5 +296,5 @@ func TestAllocatorGrants(t *testing.T) {
 			}
 		})
 	}
-	require.True(t, errors.Is(fmt.Errorf("x: %w", manifests.ErrGrantNotAllowed), manifests.ErrGrantNotAllowed))
+	require.ErrorIs(t, fmt.Errorf("x: %w", manifests.ErrGrantNotAllowed), manifests.ErrGrantNotAllowed)
 }
