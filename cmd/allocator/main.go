@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,6 +53,9 @@ func run(args []string, stderr io.Writer) int {
 	fs.String("zap-stacktrace-level", "", "Upstream compatibility: accepted and ignored.")
 	fs.String("zap-time-encoding", "", "Upstream compatibility: accepted and ignored.")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	set := map[string]bool{}

@@ -23,10 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shardwise/shardwise/internal/bridge"
+	"github.com/shardwise/shardwise/internal/version"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() { os.Exit(run()) }
 
@@ -111,7 +109,7 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 	}
 	b, err := bridge.New(bridge.Options{
 		Config:            cfg,
-		Identity:          bridge.Identity{Name: o.name, Namespace: os.Getenv("OTELCOL_NAMESPACE"), Version: version},
+		Identity:          bridge.Identity{Name: o.name, Namespace: os.Getenv("OTELCOL_NAMESPACE"), Version: version.Version},
 		WatchNamespace:    o.watchNamespace,
 		HeartbeatInterval: o.heartbeatInterval,
 		RestConfig:        rc,
@@ -148,6 +146,6 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 		return srv.Shutdown(shutdown)
 	})
 	g.Go(func() error { return b.Run(gctx) })
-	log.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version)
+	log.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version.Version)
 	return g.Wait()
 }
