@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -24,6 +25,7 @@ func TestLint(t *testing.T) {
 		"default":     "",
 		"self":        "webhook: {tls: {mode: self}}",
 		"no webhooks": "webhook: {enabled: false}",
+		"typo":        "webhook: {tls: {mode: self, sefl: {}}}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -33,9 +35,13 @@ func TestLint(t *testing.T) {
 			l.KubeVersion = kv
 			res := l.Run([]string{chartDir()}, values(t, vals))
 			require.Equal(t, 1, res.TotalChartsLinted)
+			if name == "typo" {
+				require.NotEmpty(t, res.Errors, "lint checks values against the schema")
+				return
+			}
 			require.Empty(t, res.Errors, "lint errors")
 			for _, m := range res.Messages {
-				require.NotContains(t, m.Err.Error(), "WARNING", "lint warning: %v", m)
+				require.LessOrEqual(t, m.Severity, support.InfoSev, "lint: %v", m)
 			}
 		})
 	}
