@@ -228,7 +228,7 @@ func applyAll(t *testing.T, c client.Client, objs []*unstructured.Unstructured) 
 	for _, o := range sorted {
 		o = o.DeepCopy()
 		o.SetManagedFields(nil)
-		require.NoError(t, c.Patch(t.Context(), o, client.Apply, fieldOwner, client.ForceOwnership),
+		require.NoError(t, c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(o), fieldOwner, client.ForceOwnership),
 			"server-side apply %s %s", o.GetKind(), o.GetName())
 		if o.GetKind() == "CustomResourceDefinition" {
 			waitEstablished(t, c, o.GetName())
@@ -349,11 +349,14 @@ func (p *process) stop(t *testing.T) {
 	p.once.Do(func() {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-p.done:
+		case err := <-p.done:
+			if err != nil {
+				t.Logf("operator exited: %v", err)
+			}
 		case <-time.After(stopGrace):
 			_ = p.cmd.Process.Kill()
-			<-p.done
-			t.Errorf("operator did not stop within %s of SIGTERM", stopGrace)
+			err := <-p.done
+			t.Errorf("operator did not stop within %s of SIGTERM (killed: %v)", stopGrace, err)
 		}
 	})
 }
