@@ -59,11 +59,45 @@ test: browser ## All tests, against a real kube-apiserver and etcd, and the stat
 	@if [ -f test/e2e/go.mod ]; then \
 	  echo ">> test: end-to-end with the OpenTelemetry Collector's Prometheus receiver (test/e2e)"; \
 	  $(MAKE) --no-print-directory test-e2e; fi
+	@echo ">> test: the Helm chart with Helm's library, installed into the envtest control plane (test/chart)"
+	$(MAKE) --no-print-directory test-chart
+	@echo ">> test: the container images (make images, then the checks in hack/tools/images)"
+	$(MAKE) --no-print-directory test-images
 
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests with the real Prometheus receiver (separate module).
 	@assets=$$(./hack/envtest.sh) && cd test/e2e && \
 	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator $(GO) test -count=1 -timeout 20m ./...
+
+# The release version (internal/version.Version) tags the images; make images
+# VERSION=v0.2.0 overrides it, and builds the binaries with it.
+VERSION     ?= $(shell awk -F'"' '/^var Version = /{print $$2}' internal/version/version.go)
+VERSION_PKG := github.com/shardwise/shardwise/internal/version
+IMAGE_REPO  ?= ghcr.io/shardwise
+PLATFORM    ?= linux/$(shell $(GO) env GOARCH)
+IMAGES_MOD  := $(CURDIR)/hack/tools/images
+IMAGES_BIN  := $(BIN)/images/$(subst /,_,$(PLATFORM))
+
+.PHONY: images
+images: ## OCI images of the allocator, operator and OpAMP bridge as OCI layout tar files in bin/images (no container engine).
+	@echo ">> images: static binaries (CGO_ENABLED=0) for $(PLATFORM), version $(VERSION), into $(IMAGES_BIN)"
+	CGO_ENABLED=0 GOOS=$(word 1,$(subst /, ,$(PLATFORM))) GOARCH=$(word 2,$(subst /, ,$(PLATFORM))) \
+	  $(GO) build -trimpath -ldflags "-s -w -X $(VERSION_PKG).Version=$(VERSION)" -o $(IMAGES_BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
+	@echo ">> images: $(IMAGE_REPO)/{allocator,operator,opamp-bridge}:$(VERSION) into $(BIN)/images/<name>.tar"
+	cd $(IMAGES_MOD) && $(GO) run . build --bin-dir $(IMAGES_BIN) --out $(BIN)/images --version $(VERSION) \
+	  --revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null || true)" --repository $(IMAGE_REPO) --platform $(PLATFORM) \
+	  allocator operator opamp-bridge
+	@echo ">> images: push one with the same library (credentials of docker login), e.g."
+	@echo "     cd hack/tools/images && go run . push $(BIN)/images/operator.tar $(IMAGE_REPO)/operator:$(VERSION)"
+
+.PHONY: test-images
+test-images: images ## Check the images make images wrote, and the image tool's own tests (separate module).
+	cd $(IMAGES_MOD) && SHARDWISE_IMAGES_DIR=$(BIN)/images SHARDWISE_VERSION=$(VERSION) $(GO) test -count=1 ./...
+
+.PHONY: test-chart
+test-chart: build ## Helm chart tests (separate module test/chart): lint, renders, golden file, schema, install into envtest and run the operator.
+	@assets=$$(./hack/envtest.sh) && cd test/chart && \
+	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator $(GO) test -count=1 -timeout 15m ./...
 
 .PHONY: bench
 bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
@@ -113,7 +147,18 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 	  $(CONTROLLER_GEN) rbac:roleName=shardwise-operator paths=./internal/controller/... $$([ -d internal/webhook ] && echo paths=./internal/webhook/...) output:rbac:artifacts:config=config/rbac; fi
 	@if [ -d internal/webhook ] && grep -qr 'kubebuilder:webhook' internal/webhook; then \
 	  $(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook; fi
-	$(MAKE) --no-print-directory monitoring-crds
+	$(MAKE) --no-print-directory monitoring-crds chart-files
+
+CHART := charts/shardwise
+
+.PHONY: chart-files
+chart-files: ## Copy the generated CRDs, RBAC rules and webhook configuration from config/ into the Helm chart.
+	@echo ">> chart-files: config/crd/bases -> $(CHART)/crds, config/rbac and config/webhook -> $(CHART)/files"
+	@mkdir -p $(CHART)/crds $(CHART)/files/rbac $(CHART)/files/webhook
+	@rm -f $(CHART)/crds/*.yaml $(CHART)/files/rbac/*.yaml $(CHART)/files/webhook/*.yaml
+	@cp config/crd/bases/*.yaml $(CHART)/crds/
+	@cp config/rbac/role.yaml config/rbac/targetallocator_secret_reader.yaml $(CHART)/files/rbac/
+	@cp config/webhook/manifests.yaml $(CHART)/files/webhook/
 
 .PHONY: monitoring-crds
 monitoring-crds: $(CONTROLLER_GEN) ## Generate the ServiceMonitor, PodMonitor, Probe and ScrapeConfig CRDs into test/crds.
@@ -131,7 +176,7 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff.
 	$(MAKE) --no-print-directory generate manifests
 	./hack/third_party/prometheus.sh
 	$(GO) mod tidy
-	@for m in hack/tools/*/ test/e2e/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
+	@for m in hack/tools/*/ test/e2e/ test/chart/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...
 	@git diff --exit-code || { echo "verify: generated files or go.mod are out of date; run make verify and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis)" || { git status --porcelain -- config test/crds apis; echo "verify: untracked generated files"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis charts)" || { git status --porcelain -- config test/crds apis charts; echo "verify: untracked generated files"; exit 1; }

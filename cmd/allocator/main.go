@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +43,9 @@ func run(args []string, stderr io.Writer) int {
 	logOpts := log.Options{Format: log.FormatText}
 	logOpts.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	logger, err := log.Setup(stderr, &logOpts)

@@ -20,6 +20,7 @@ func TestRunExitCodes(t *testing.T) {
 		say  string
 	}{
 		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
+		{"help", []string{"--help"}, 0, "-config-file"},
 		{"bad log level", []string{"--log-level=loud"}, 2, "-log-level"},
 		{"bad log format", []string{"--log-format=xml"}, 2, "-log-format"},
 		{"bad zap level", []string{"--zap-log-level=loud"}, 2, "-zap-log-level"},

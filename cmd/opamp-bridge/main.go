@@ -24,10 +24,8 @@ import (
 
 	"github.com/shardwise/shardwise/internal/bridge"
 	"github.com/shardwise/shardwise/internal/log"
+	"github.com/shardwise/shardwise/internal/version"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() { os.Exit(run()) }
 
@@ -118,7 +116,7 @@ func serve(ctx context.Context, o options, logger *slog.Logger) error {
 	}
 	b, err := bridge.New(bridge.Options{
 		Config:            cfg,
-		Identity:          bridge.Identity{Name: o.name, Namespace: os.Getenv("OTELCOL_NAMESPACE"), Version: version},
+		Identity:          bridge.Identity{Name: o.name, Namespace: os.Getenv("OTELCOL_NAMESPACE"), Version: version.Version},
 		WatchNamespace:    o.watchNamespace,
 		HeartbeatInterval: o.heartbeatInterval,
 		RestConfig:        rc,
@@ -155,6 +153,6 @@ func serve(ctx context.Context, o options, logger *slog.Logger) error {
 		return srv.Shutdown(shutdown)
 	})
 	g.Go(func() error { return b.Run(gctx) })
-	logger.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version)
+	logger.Info("opamp bridge started", "name", o.name, "endpoint", cfg.Endpoint, "watch-namespace", o.watchNamespace, "version", version.Version)
 	return g.Wait()
 }

@@ -21,6 +21,7 @@ import (
 	ctrlpkg "github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/manifests"
+	"github.com/shardwise/shardwise/internal/version"
 )
 
 func main() { os.Exit(run()) }
@@ -30,6 +31,7 @@ type options struct {
 	metricsAddr          string
 	probeAddr            string
 	leaderElect          bool
+	leaderElectionNS     string
 	collectorImage       string
 	targetAllocatorImage string
 	watchNamespace       string
@@ -49,15 +51,17 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
+		"Namespace of the leader election Lease; default $POD_NAMESPACE, else the pod's namespace when in a cluster.")
 	fs.StringVar(&o.collectorImage, "collector-image", "otel/opentelemetry-collector-contrib:0.165.0", "Collector image for resources that name none.")
-	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", "ghcr.io/shardwise/allocator:latest", "Allocator image (cmd/allocator) for resources that name none.")
+	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", version.Image("allocator"), "Allocator image (cmd/allocator) for resources that name none.")
 	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Reconcile only this namespace; empty means all.")
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
 	fs.BoolVar(&o.clusterWideGrants, "allow-cluster-wide-grants", false,
 		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
 			"other namespaces in allowNamespaces or secretNamespaces). Off, such allocators are refused; see README, Security model.")
 	o.webhook.addFlags(fs)
-	fs.StringVar(&o.opampBridgeImage, "opamp-bridge-image", "ghcr.io/shardwise/opamp-bridge:latest", "OpAMP bridge image (cmd/opamp-bridge) for OpAMPBridges that name none.")
+	fs.StringVar(&o.opampBridgeImage, "opamp-bridge-image", version.Image("opamp-bridge"), "OpAMP bridge image (cmd/opamp-bridge) for OpAMPBridges that name none.")
 	fs.Func("opamp-bridge-cluster-wide-namespaces", "Comma-separated namespaces whose OpAMPBridges may manage collectors in every namespace (a ClusterRole); elsewhere a bridge gets a Role in its own namespace.", func(v string) error {
 		for _, ns := range strings.Split(v, ",") {
 			if ns = strings.TrimSpace(ns); ns != "" {
@@ -109,12 +113,13 @@ func serve(ctx context.Context, o options) error {
 		return err
 	}
 	mgrOpts := ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       "shardwise-operator.opentelemetry.io",
-		WebhookServer:          o.webhook.server(),
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "shardwise-operator.opentelemetry.io",
+		LeaderElectionNamespace: o.leaderElectionNS,
+		WebhookServer:           o.webhook.server(),
 	}
 	// Only the operator's own objects of the owned kinds are cached.
 	mgrOpts.Cache = cache.Options{ByObject: ctrlpkg.CacheByObject()}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardwise/shardwise/internal/log"
+	"github.com/shardwise/shardwise/internal/version"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -16,11 +17,11 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:latest", concurrency: 4, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:latest"}, false},
-		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1", "--allow-cluster-wide-grants"},
-			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1, clusterWideGrants: true, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:latest"}, false},
+		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
+		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--leader-election-namespace=ops", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1", "--allow-cluster-wide-grants"},
+			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, leaderElectionNS: "ops", collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1, clusterWideGrants: true, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
 		{"opamp bridge", []string{"--opamp-bridge-image=b:1", "--opamp-bridge-cluster-wide-namespaces=obs, fleet"},
-			options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:latest", concurrency: 4,
+			options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4,
 				opampBridgeImage: "b:1", opampBridgeClusterWide: []string{"obs", "fleet"}}, false},
 		{"zero concurrency", []string{"--max-concurrent-reconciles=0"}, options{}, true},
 		{"unknown flag", []string{"--nope"}, options{}, true},

@@ -1,0 +1,365 @@
+package chart
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// TestLint runs `helm lint --strict` through Helm's library, with the
+// default values and with each TLS option.
+func TestLint(t *testing.T) {
+	t.Parallel()
+	kv, err := common.ParseKubeVersion(kubeVersion)
+	require.NoError(t, err)
+	for name, vals := range map[string]string{
+		"default":     "",
+		"self":        "webhook: {tls: {mode: self}}",
+		"no webhooks": "webhook: {enabled: false}",
+		"typo":        "webhook: {tls: {mode: self, sefl: {}}}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l := action.NewLint()
+			l.Strict = true
+			l.Namespace = "shardwise-system"
+			l.KubeVersion = kv
+			res := l.Run([]string{chartDir()}, values(t, vals))
+			require.Equal(t, 1, res.TotalChartsLinted)
+			if name == "typo" {
+				require.NotEmpty(t, res.Errors, "lint checks values against the schema")
+				return
+			}
+			require.Empty(t, res.Errors, "lint errors")
+			for _, m := range res.Messages {
+				require.LessOrEqual(t, m.Severity, support.InfoSev, "lint: %v", m)
+			}
+		})
+	}
+}
+
+// TestGoldenDefault compares `helm template shardwise charts/shardwise -n
+// shardwise-system` with the golden file.
+func TestGoldenDefault(t *testing.T) {
+	t.Parallel()
+	r := mustRender(t, "shardwise", "shardwise-system", nil)
+	got := normalize(r.Manifest)
+	path := filepath.Join("testdata", "default.golden.yaml")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./... -update to create it")
+	require.Equal(t, string(want), got, "rendered default differs from %s (go test ./... -update)", path)
+}
+
+// TestDefaults checks what the default values promise.
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	r := mustRender(t, "shardwise", "shardwise-system", nil)
+	require.Equal(t, []string{
+		"Certificate/shardwise-serving-cert",
+		"ClusterRole/shardwise-operator",
+		"ClusterRole/shardwise-targetallocator-secret-reader",
+		"ClusterRoleBinding/shardwise-operator",
+		"Deployment/shardwise-operator",
+		"Issuer/shardwise-selfsigned-issuer",
+		"MutatingWebhookConfiguration/shardwise-mutating-webhook-configuration",
+		"Service/shardwise-metrics",
+		"Service/shardwise-webhook-service",
+		"ServiceAccount/shardwise-operator",
+	}, r.names())
+	for _, o := range r.Objects {
+		if o.GetKind() != "ClusterRole" && o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "MutatingWebhookConfiguration" {
+			require.Equal(t, "shardwise-system", o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
+		}
+	}
+	require.Len(t, r.CRDs, 4, "crds/ holds the four generated CRDs")
+
+	// The images are the release's: repository and the chart's appVersion.
+	ch := loadChart(t)
+	v := ch.Metadata.AppVersion
+	c := r.container(t, "shardwise-operator")
+	require.Equal(t, "ghcr.io/shardwise/operator:"+v, c["image"])
+	args := r.args(t, "shardwise-operator")
+	require.Contains(t, args, "--target-allocator-image=ghcr.io/shardwise/allocator:"+v)
+	require.Contains(t, args, "--opamp-bridge-image=ghcr.io/shardwise/opamp-bridge:"+v)
+	require.Contains(t, args, "--webhook-cert-management=cert-manager")
+	require.NotContains(t, args, "--leader-elect", "one replica: no leader election")
+	for _, a := range args {
+		require.False(t, strings.HasPrefix(a, "--watch-namespace"), "all namespaces by default")
+	}
+
+	// Pod security: the restricted profile.
+	sc := c["securityContext"].(map[string]any)
+	require.Equal(t, false, sc["allowPrivilegeEscalation"])
+	require.Equal(t, true, sc["readOnlyRootFilesystem"])
+	require.Equal(t, true, sc["runAsNonRoot"])
+	require.Equal(t, []any{"ALL"}, sc["capabilities"].(map[string]any)["drop"])
+	podSC, _, err := unstructured.NestedMap(r.find(t, "Deployment", "shardwise-operator").Object, "spec", "template", "spec", "securityContext")
+	require.NoError(t, err)
+	require.Equal(t, true, podSC["runAsNonRoot"])
+	require.Equal(t, map[string]any{"type": "RuntimeDefault"}, podSC["seccompProfile"])
+	require.NotNil(t, c["resources"].(map[string]any)["limits"])
+
+	// The webhook: generated rules, the values' policy, the release's
+	// namespace excluded, cert-manager's CA injection.
+	mwc := r.find(t, "MutatingWebhookConfiguration", "shardwise-mutating-webhook-configuration")
+	require.Equal(t, "shardwise-system/shardwise-serving-cert", mwc.GetAnnotations()["cert-manager.io/inject-ca-from"])
+	w := webhooks(t, mwc)[0]
+	require.Equal(t, "Ignore", w["failurePolicy"])
+	require.Equal(t, map[string]any{"name": "shardwise-webhook-service", "namespace": "shardwise-system", "path": "/mutate-v1-pod", "port": int64(443)},
+		w["clientConfig"].(map[string]any)["service"])
+	require.Equal(t, []any{
+		map[string]any{"key": "instrumentation.shardwise.io/pod-webhook", "operator": "NotIn", "values": []any{"disabled"}},
+		map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"shardwise-system"}},
+	}, w["namespaceSelector"].(map[string]any)["matchExpressions"])
+	require.Equal(t, []any{"CREATE"}, w["rules"].([]any)[0].(map[string]any)["operations"], "rules are the generated ones")
+
+	// The target allocators' secret reader keeps the label the operator's
+	// cache selects it by.
+	require.Equal(t, "shardwise-operator", r.find(t, "ClusterRole", "shardwise-targetallocator-secret-reader").GetLabels()["app.kubernetes.io/managed-by"])
+
+	require.Contains(t, r.Notes, "rollout status deployment/shardwise-operator")
+	require.Contains(t, r.Notes, "cert-manager")
+}
+
+// TestRBACIsTheGeneratedRole: the operator's ClusterRole has exactly the
+// rules controller-gen generated into config/rbac/role.yaml.
+func TestRBACIsTheGeneratedRole(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(chartDir(), "..", "..", "config", "rbac", "role.yaml"))
+	require.NoError(t, err)
+	var generated map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &generated))
+	r := mustRender(t, "shardwise", "shardwise-system", nil)
+	require.Equal(t, generated["rules"], r.find(t, "ClusterRole", "shardwise-operator").Object["rules"])
+}
+
+// TestTLSModes renders each webhook TLS option.
+func TestTLSModes(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	cert, key := ca.issue(t, "shardwise-webhook-service.obs.svc")
+	provided := map[string]any{"webhook": map[string]any{"tls": map[string]any{"mode": "provided",
+		"provided": map[string]any{"cert": string(cert), "key": string(key), "caBundle": string(ca.certPEM)}}}}
+
+	t.Run("certManager with an existing issuer", func(t *testing.T) {
+		t.Parallel()
+		r := mustRender(t, "shardwise", "obs", values(t, `webhook: {tls: {certManager: {issuerRef: {name: corp-ca, kind: ClusterIssuer}, duration: 2160h}}}`))
+		require.NotContains(t, r.names(), "Issuer/shardwise-selfsigned-issuer")
+		crt := r.find(t, "Certificate", "shardwise-serving-cert")
+		ref, _, _ := unstructured.NestedMap(crt.Object, "spec", "issuerRef")
+		require.Equal(t, map[string]any{"name": "corp-ca", "kind": "ClusterIssuer"}, ref)
+		d, _, _ := unstructured.NestedString(crt.Object, "spec", "duration")
+		require.Equal(t, "2160h", d)
+		require.Equal(t, []any{"shardwise-webhook-service.obs.svc", "shardwise-webhook-service.obs.svc.cluster.local"}, crt.Object["spec"].(map[string]any)["dnsNames"])
+	})
+
+	t.Run("self", func(t *testing.T) {
+		t.Parallel()
+		r := mustRender(t, "shardwise", "obs", values(t, `webhook: {tls: {mode: self}}`))
+		for _, n := range []string{"Certificate/shardwise-serving-cert", "Issuer/shardwise-selfsigned-issuer"} {
+			require.NotContains(t, r.names(), n, "no cert-manager objects")
+		}
+		mwc := r.find(t, "MutatingWebhookConfiguration", "shardwise-mutating-webhook-configuration")
+		require.NotContains(t, mwc.GetAnnotations(), "cert-manager.io/inject-ca-from")
+		args := r.args(t, "shardwise-operator")
+		for _, a := range []string{"--webhook-cert-management=self", "--webhook-namespace=obs", "--webhook-secret-name=shardwise-webhook-server-cert",
+			"--webhook-service-name=shardwise-webhook-service", "--webhook-configuration-name=shardwise-mutating-webhook-configuration"} {
+			require.Contains(t, args, a)
+		}
+		require.Empty(t, r.find(t, "Secret", "shardwise-webhook-server-cert").Object["data"], "the operator fills it")
+		// The rotator's RBAC: its Secret in its namespace, its webhook
+		// configuration by name.
+		role := r.find(t, "Role", "shardwise-operator-certs")
+		require.Equal(t, "obs", role.GetNamespace())
+		cr := r.find(t, "ClusterRole", "shardwise-operator-webhook-ca")
+		require.Contains(t, cr.Object["rules"], map[string]any{"apiGroups": []any{"admissionregistration.k8s.io"},
+			"resources": []any{"mutatingwebhookconfigurations"}, "resourceNames": []any{"shardwise-mutating-webhook-configuration"},
+			"verbs": []any{"get", "update", "patch"}})
+		r.find(t, "RoleBinding", "shardwise-operator-certs")
+		r.find(t, "ClusterRoleBinding", "shardwise-operator-webhook-ca")
+		require.Contains(t, r.Notes, "generates and renews")
+	})
+
+	t.Run("provided", func(t *testing.T) {
+		t.Parallel()
+		r := mustRender(t, "shardwise", "obs", provided)
+		require.NotContains(t, r.names(), "Certificate/shardwise-serving-cert")
+		s := r.find(t, "Secret", "shardwise-webhook-server-cert")
+		require.Equal(t, "kubernetes.io/tls", s.Object["type"])
+		data := s.Object["data"].(map[string]any)
+		for k, want := range map[string][]byte{"tls.crt": cert, "tls.key": key, "ca.crt": ca.certPEM} {
+			got, err := base64.StdEncoding.DecodeString(data[k].(string))
+			require.NoError(t, err)
+			require.Equal(t, want, got, k)
+		}
+		w := webhooks(t, r.find(t, "MutatingWebhookConfiguration", "shardwise-mutating-webhook-configuration"))[0]
+		bundle, err := base64.StdEncoding.DecodeString(w["clientConfig"].(map[string]any)["caBundle"].(string))
+		require.NoError(t, err)
+		require.Equal(t, ca.certPEM, bundle)
+		require.Contains(t, r.args(t, "shardwise-operator"), "--webhook-cert-management=none")
+	})
+
+	t.Run("provided without a certificate is refused", func(t *testing.T) {
+		t.Parallel()
+		_, err := render(t, "shardwise", "obs", values(t, `webhook: {tls: {mode: provided}}`))
+		require.ErrorContains(t, err, "provided")
+	})
+
+	t.Run("webhook disabled", func(t *testing.T) {
+		t.Parallel()
+		r := mustRender(t, "shardwise", "obs", values(t, `webhook: {enabled: false}`))
+		for _, n := range r.names() {
+			require.NotContains(t, n, "webhook")
+			require.NotContains(t, n, "Certificate")
+		}
+		require.Contains(t, r.args(t, "shardwise-operator"), "--enable-webhooks=false")
+		c := r.container(t, "shardwise-operator")
+		require.NotContains(t, c, "volumeMounts")
+	})
+}
+
+// TestValues checks the other values, each where it lands.
+func TestValues(t *testing.T) {
+	t.Parallel()
+	r := mustRender(t, "obs", "monitoring", values(t, `
+replicas: 3
+image: {repository: registry.example/sw/operator, tag: v9.9.9, pullPolicy: Always}
+imagePullSecrets: [{name: pull}]
+targetAllocator: {image: {repository: registry.example/sw/allocator, tag: v9.9.8}}
+opampBridge: {image: {repository: registry.example/sw/bridge}}
+collector: {image: otel/opentelemetry-collector-k8s:0.165.0}
+watchNamespace: apps
+allowClusterWideGrants: true
+maxConcurrentReconciles: 8
+extraArgs: [--enable-go-instrumentation]
+resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: "1", memory: 512Mi}}
+serviceAccount: {name: sw, annotations: {iam: role}}
+podAnnotations: {a: b}
+podLabels: {team: obs}
+nodeSelector: {kubernetes.io/os: linux}
+tolerations: [{key: dedicated, operator: Equal, value: obs, effect: NoSchedule}]
+affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}
+priorityClassName: system-cluster-critical
+metrics: {port: 9090, service: {port: 9091, type: ClusterIP}}
+healthProbePort: 9092
+webhook: {port: 9443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector: {matchLabels: {inject: "yes"}, matchExpressions: []}}
+`))
+	d := r.find(t, "Deployment", "obs-shardwise-operator")
+	require.EqualValues(t, 3, d.Object["spec"].(map[string]any)["replicas"])
+	c := r.container(t, "obs-shardwise-operator")
+	require.Equal(t, "registry.example/sw/operator:v9.9.9", c["image"])
+	require.Equal(t, "Always", c["imagePullPolicy"])
+	args := r.args(t, "obs-shardwise-operator")
+	ch := loadChart(t)
+	for _, a := range []string{
+		"--leader-elect", "--target-allocator-image=registry.example/sw/allocator:v9.9.8",
+		"--opamp-bridge-image=registry.example/sw/bridge:" + ch.Metadata.AppVersion,
+		"--collector-image=otel/opentelemetry-collector-k8s:0.165.0", "--watch-namespace=apps", "--allow-cluster-wide-grants",
+		"--max-concurrent-reconciles=8", "--enable-go-instrumentation", "--metrics-bind-address=:9090",
+		"--health-probe-bind-address=:9092", "--webhook-port=9443",
+	} {
+		require.Contains(t, args, a)
+	}
+	require.Equal(t, "--enable-go-instrumentation", args[len(args)-1], "extraArgs come last")
+	require.Equal(t, map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi"}, "limits": map[string]any{"cpu": "1", "memory": "512Mi"}}, c["resources"])
+	spec := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	require.Equal(t, "sw", spec["serviceAccountName"])
+	require.Equal(t, []any{map[string]any{"name": "pull"}}, spec["imagePullSecrets"])
+	require.Equal(t, map[string]any{"kubernetes.io/os": "linux"}, spec["nodeSelector"])
+	require.Equal(t, "system-cluster-critical", spec["priorityClassName"])
+	require.Len(t, spec["tolerations"], 1)
+	require.Contains(t, spec["affinity"], "podAntiAffinity")
+	meta := d.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
+	require.Equal(t, "obs", meta["labels"].(map[string]any)["team"])
+	require.Equal(t, map[string]any{"a": "b"}, meta["annotations"])
+	sa := r.find(t, "ServiceAccount", "sw")
+	require.Equal(t, map[string]string{"iam": "role"}, sa.GetAnnotations())
+	crb := r.find(t, "ClusterRoleBinding", "obs-shardwise-operator")
+	require.Equal(t, "sw", crb.Object["subjects"].([]any)[0].(map[string]any)["name"])
+	svc := r.find(t, "Service", "obs-shardwise-metrics")
+	require.Equal(t, int64(9091), svc.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["port"])
+
+	w := webhooks(t, r.find(t, "MutatingWebhookConfiguration", "obs-shardwise-mutating-webhook-configuration"))[0]
+	require.Equal(t, "Fail", w["failurePolicy"])
+	require.Equal(t, int64(5), w["timeoutSeconds"])
+	require.Equal(t, map[string]any{
+		"matchLabels": map[string]any{"inject": "yes"},
+		"matchExpressions": []any{
+			map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"monitoring"}},
+			map[string]any{"key": "kubernetes.io/metadata.name", "operator": "In", "values": []any{"apps"}},
+		},
+	}, w["namespaceSelector"], "the values' selector (its matchExpressions replaced), the release namespace excluded, only the watched one included")
+
+	// leaderElection.enabled with one replica, a service account that exists,
+	// no metrics Service, fullnameOverride.
+	r = mustRender(t, "obs", "monitoring", values(t, `
+fullnameOverride: sw
+leaderElection: {enabled: true}
+serviceAccount: {create: false, name: existing}
+metrics: {service: {enabled: false}}
+`))
+	require.Contains(t, r.args(t, "sw-operator"), "--leader-elect")
+	require.NotContains(t, r.names(), "ServiceAccount/existing")
+	require.NotContains(t, r.names(), "Service/sw-metrics")
+	r.find(t, "Deployment", "sw-operator")
+
+	_, err := render(t, "obs", "monitoring", values(t, `serviceAccount: {create: false}`))
+	require.ErrorContains(t, err, "serviceAccount.name is required")
+}
+
+// TestSchemaRefusesBadValues: values.schema.json refuses typos and wrong
+// types, so a mistake fails the install instead of being ignored.
+func TestSchemaRefusesBadValues(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ values, says string }{
+		"typo at the top":          {`replica: 2`, "replica"},
+		"typo in webhook":          {`webhook: {failurPolicy: Fail}`, "failurPolicy"},
+		"typo in tls":              {`webhook: {tls: {mod: self}}`, "mod"},
+		"typo in security context": {`securityContext: {readOnlyRootFileSystem: true}`, "readOnlyRootFileSystem"},
+		"typo in image":            {`image: {tags: v1}`, "tags"},
+		"replicas as a string":     {`replicas: "2"`, "replicas"},
+		"webhook.enabled string":   {`webhook: {enabled: "yes"}`, "enabled"},
+		"unknown TLS mode":         {`webhook: {tls: {mode: vault}}`, "mode"},
+		"bad failure policy":       {`webhook: {failurePolicy: Maybe}`, "failurePolicy"},
+		"timeout out of range":     {`webhook: {timeoutSeconds: 60}`, "timeoutSeconds"},
+		"bad namespace":            {`watchNamespace: Not_A_Namespace`, "watchNamespace"},
+		"port out of range":        {`metrics: {port: 70000}`, "port"},
+		"extra arg not a flag":     {`extraArgs: [verbose]`, "extraArgs"},
+		"selector operator":        {`webhook: {namespaceSelector: {matchExpressions: [{key: a, operator: Equals}]}}`, "operator"},
+		"provided key not PEM":     {`webhook: {tls: {mode: provided, provided: {cert: "-----BEGIN CERTIFICATE-----", key: nope, caBundle: "-----BEGIN CERTIFICATE-----"}}}`, "key"},
+		"issuerRef without name":   {`webhook: {tls: {certManager: {issuerRef: {kind: ClusterIssuer}}}}`, "issuerRef"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := render(t, "shardwise", "shardwise-system", values(t, tc.values))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "schema", "refused by values.schema.json")
+			require.Contains(t, err.Error(), tc.says)
+		})
+	}
+}
+
+// webhooks are a webhook configuration's webhooks.
+func webhooks(t *testing.T, o *unstructured.Unstructured) []map[string]any {
+	t.Helper()
+	ws, _, err := unstructured.NestedSlice(o.Object, "webhooks")
+	require.NoError(t, err)
+	require.NotEmpty(t, ws)
+	out := make([]map[string]any, len(ws))
+	for i, w := range ws {
+		out[i] = w.(map[string]any)
+	}
+	return out
+}
