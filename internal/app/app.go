@@ -136,10 +136,11 @@ func Run(ctx context.Context, opts Options) error {
 	var https *server.HTTPSOptions
 	if cfg.HTTPS.Enabled {
 		https = &server.HTTPSOptions{
-			ListenAddr: cfg.HTTPS.ListenAddr,
-			CAFile:     cfg.HTTPS.CAFilePath,
-			CertFile:   cfg.HTTPS.TLSCertFilePath,
-			KeyFile:    cfg.HTTPS.TLSKeyFilePath,
+			ListenAddr:   cfg.HTTPS.ListenAddr,
+			CAFile:       cfg.HTTPS.CAFilePath,
+			CertFile:     cfg.HTTPS.TLSCertFilePath,
+			KeyFile:      cfg.HTTPS.TLSKeyFilePath,
+			PlainHTTPAPI: cfg.HTTPS.PlainHTTPAPI,
 		}
 	}
 	srv, err := server.New(server.Options{
