@@ -44,12 +44,15 @@ type Collector struct {
 	TargetAllocator string
 }
 
-// BuildCollector returns the desired objects of a collector. It is the one
-// place that switches on the mode: each mode has its own builder.
-func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
+// BuildCollector returns the desired objects of a collector. referenced is
+// the TargetAllocator the collector names with LabelTargetAllocator, nil
+// when it names none or that one does not exist (yet): its mtls settles how
+// the collectors poll it. It is the one place that switches on the mode:
+// each mode has its own builder.
+func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	switch c.Spec.Mode {
 	case v1beta1.ModeStatefulSet:
-		return statefulSetCollector(c, s)
+		return statefulSetCollector(c, s, referenced)
 	default:
 		return Collector{}, fmt.Errorf("%w: %q", ErrModeUnsupported, c.Spec.Mode)
 	}
@@ -64,14 +67,34 @@ func TargetAllocatorRef(c *v1beta1.OpenTelemetryCollector) (name string, owned b
 	return c.Name, true
 }
 
-func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
+// AllocatorMTLS is the mtls setting of the allocator a collector polls: its
+// own (spec.targetAllocator.mtls), or that of the TargetAllocator it names
+// (referenced, nil when unknown).
+func AllocatorMTLS(c *v1beta1.OpenTelemetryCollector, referenced *v1alpha1.TargetAllocator) *v1beta1.TargetAllocatorMTLS {
+	if !c.Spec.TargetAllocator.Enabled {
+		return nil
+	}
+	if _, owned := TargetAllocatorRef(c); owned {
+		return c.Spec.TargetAllocator.Mtls
+	}
+	if referenced != nil {
+		return referenced.Spec.Mtls
+	}
+	return nil
+}
+
+func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	ns, instance := c.Namespace, c.Name
 	var taName string
 	var owned bool
 	if c.Spec.TargetAllocator.Enabled {
 		taName, owned = TargetAllocatorRef(c)
 	}
-	rendered, err := RenderCollectorConfig(c, taName)
+	mtls := AllocatorMTLS(c, referenced)
+	if err := validateMTLS(mtls); err != nil {
+		return Collector{}, err
+	}
+	rendered, err := RenderCollectorConfig(c, taName, mtls)
 	if err != nil {
 		return Collector{}, err
 	}
@@ -113,7 +136,13 @@ func statefulSetCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collec
 		out.Objects = append(out.Objects, service(ns, CollectorService(instance), labels, selector, ports))
 	}
 
-	out.Objects = append(out.Objects, collectorStatefulSet(c, s, name, labels, selector, sa, cm.Name, hash, ports))
+	sts := collectorStatefulSet(c, s, name, labels, selector, sa, cm.Name, hash, ports)
+	if mtls.IsEnabled() {
+		pod := &sts.Spec.Template.Spec
+		pod.Volumes = append(pod.Volumes, tlsVolume(collectorTLSVolume, mtls, ClientCertificateName(taName), clientCert))
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, tlsMount(collectorTLSVolume))
+	}
+	out.Objects = append(out.Objects, sts)
 	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, c.Spec.PodDisruptionBudget))
 
 	if owned {
@@ -272,6 +301,7 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 			PrometheusCR:                 e.PrometheusCR,
 			CollectorNotReadyGracePeriod: e.CollectorNotReadyGracePeriod,
 			AllowInsecureAuthSecrets:     e.AllowInsecureAuthSecrets,
+			Mtls:                         e.Mtls,
 			SecurityContext:              e.SecurityContext,
 			PodSecurityContext:           e.PodSecurityContext,
 		},
