@@ -575,13 +575,65 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 	w.metrics.invalidResource.WithLabelValues(KindProbe).Set(float64(len(probes) - len(vpr)))
 	w.metrics.invalidResource.WithLabelValues(KindScrapeConfig).Set(float64(len(scrapeCfgs) - len(vsc)))
 
-	b, err := w.gen.GenerateServerConfiguration(w.prom, vsm, vpm, vpr, vsc, store, nil, nil, nil, []string{})
-	if err != nil {
-		return nil, fmt.Errorf("generate configuration: %w", err)
+	load := func(sm map[string]*monitoringv1.ServiceMonitor, pm map[string]*monitoringv1.PodMonitor, pr map[string]*monitoringv1.Probe, sc map[string]*monitoringv1alpha1.ScrapeConfig) (*promconfig.Config, error) {
+		b, err := w.gen.GenerateServerConfiguration(w.prom, sm, pm, pr, sc, store, nil, nil, nil, []string{})
+		if err != nil {
+			return nil, fmt.Errorf("generate configuration: %w", err)
+		}
+		cfg, err := LoadPromConfig(b)
+		if err != nil {
+			return nil, fmt.Errorf("load generated configuration: %w", err)
+		}
+		return cfg, nil
 	}
-	cfg, err := LoadPromConfig(b)
+	cfg, err := load(vsm, vpm, vpr, vsc)
+	if err == nil {
+		return cfg.ScrapeConfigs, nil
+	}
+	// A resource prometheus-operator accepts but whose job Prometheus
+	// refuses (a value its CRD schema would refuse, under an older or edited
+	// CRD) must fail alone: keep the resources whose jobs load on their own.
+	w.log.Warn("the generated configuration does not load; generating each resource alone to leave out the ones that fail", "err", err)
+	var rejected []string
+	reject := func(kind, key string, err error) {
+		rejected = append(rejected, kind+" "+key)
+		w.log.Warn("resource left out: Prometheus refuses its scrape config", "kind", kind, "resource", key, "err", err)
+	}
+	sm, pm, pr, sc := map[string]*monitoringv1.ServiceMonitor{}, map[string]*monitoringv1.PodMonitor{}, map[string]*monitoringv1.Probe{}, map[string]*monitoringv1alpha1.ScrapeConfig{}
+	for k, v := range vsm {
+		if _, err := load(map[string]*monitoringv1.ServiceMonitor{k: v}, nil, nil, nil); err != nil {
+			reject(KindServiceMonitor, k, err)
+			continue
+		}
+		sm[k] = v
+	}
+	for k, v := range vpm {
+		if _, err := load(nil, map[string]*monitoringv1.PodMonitor{k: v}, nil, nil); err != nil {
+			reject(KindPodMonitor, k, err)
+			continue
+		}
+		pm[k] = v
+	}
+	for k, v := range vpr {
+		if _, err := load(nil, nil, map[string]*monitoringv1.Probe{k: v}, nil); err != nil {
+			reject(KindProbe, k, err)
+			continue
+		}
+		pr[k] = v
+	}
+	for k, v := range vsc {
+		if _, err := load(nil, nil, nil, map[string]*monitoringv1alpha1.ScrapeConfig{k: v}); err != nil {
+			reject(KindScrapeConfig, k, err)
+			continue
+		}
+		sc[k] = v
+	}
+	if len(rejected) == 0 {
+		return nil, err // not one resource's doing
+	}
+	cfg, err = load(sm, pm, pr, sc)
 	if err != nil {
-		return nil, fmt.Errorf("load generated configuration: %w", err)
+		return nil, err
 	}
 	return cfg.ScrapeConfigs, nil
 }

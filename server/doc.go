@@ -21,6 +21,11 @@
 //     write and idle timeouts; the status page summary is computed once per
 //     snapshot; pprof is off unless Options.EnablePprof, and its profile
 //     durations are capped (400 above maxProfileDuration).
+//   - With HTTPS (mutual TLS) configured, the plain HTTP listener answers
+//     403 for the target API (/, /scrape_configs, /jobs...) and keeps
+//     serving /livez, /readyz, /metrics and pprof, unless
+//     HTTPSOptions.PlainHTTPAPI: discovered labels are served only to
+//     authenticated collectors.
 //   - /scrape_configs always answers a JSON object. Secrets are "<secret>"
 //     unless the request came over verified mutual TLS or insecure delivery
 //     was allowed; the decision is per request and per Server, never the

@@ -123,6 +123,13 @@ type HTTPSOptions struct {
 	// CertFile and KeyFile hold the server's PEM certificate chain and key.
 	CertFile string
 	KeyFile  string
+	// PlainHTTPAPI keeps serving the target API (/scrape_configs, /jobs and
+	// the status page) on the plain HTTP listener too, as the upstream
+	// allocator does. By default, with HTTPS on, the plain listener serves
+	// only /livez, /readyz, /metrics (and pprof when enabled) and answers 403
+	// elsewhere: targets' discovered labels and the job set are for the
+	// authenticated collectors alone.
+	PlainHTTPAPI bool
 }
 
 // Server is the allocator's HTTP server. Create it with New, serve it with
@@ -343,13 +350,13 @@ func (s *Server) router() *gin.Engine {
 	r.Use(s.observe, gin.CustomRecoveryWithWriter(io.Discard, s.recovered))
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, http.StatusNotFound, "no such route") })
 
-	r.GET("/", s.status)
+	r.GET("/", s.overTLS, s.status)
 	// Until ready, the job set and the assignments are not known: answering
 	// {} or [] would make the receiver drop its jobs and targets, whereas an
 	// error makes it keep them until its next poll.
-	r.GET("/scrape_configs", s.whenReady, s.scrapeConfigs)
-	r.GET("/jobs", s.whenReady, s.jobList)
-	r.GET("/jobs/:job/targets", s.whenReady, s.whenJobKnown, s.jobTargets)
+	r.GET("/scrape_configs", s.overTLS, s.whenReady, s.scrapeConfigs)
+	r.GET("/jobs", s.overTLS, s.whenReady, s.jobList)
+	r.GET("/jobs/:job/targets", s.overTLS, s.whenReady, s.whenJobKnown, s.jobTargets)
 	r.GET("/livez", s.livez)
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", gin.WrapH(s.metricsHandler()))
@@ -384,6 +391,16 @@ func (s *Server) readyz(c *gin.Context) {
 		}
 	}
 	c.String(http.StatusOK, "ok")
+}
+
+// overTLS answers 403 to a plain HTTP request for the target API when the
+// server also serves HTTPS, unless HTTPSOptions.PlainHTTPAPI.
+func (s *Server) overTLS(c *gin.Context) {
+	h := s.opts.HTTPS
+	if h == nil || h.PlainHTTPAPI || c.Request.TLS != nil {
+		return
+	}
+	s.writeError(c, http.StatusForbidden, "this allocator serves targets and scrape configs only over mutual TLS (https on "+h.ListenAddr+"); set https.plain_http_api to serve them over plain HTTP too")
 }
 
 // whenReady answers 503 until the first complete job set and collector set

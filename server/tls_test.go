@@ -163,18 +163,25 @@ func TestMutualTLSSecretsAndReload(t *testing.T) {
 	httpURL, httpsURL := runServer(t, s)
 	require.NotEmpty(t, httpsURL)
 
-	// Plain HTTP: redacted.
+	// Plain HTTP: health, readiness and metrics only; the target API is
+	// refused, secrets and discovered labels with it.
 	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, body := fetch(t, plain, httpURL+"/scrape_configs")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	for _, sec := range fixtureSecrets {
-		require.NotContains(t, body, sec)
+	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
+		resp, _ := fetch(t, plain, httpURL+path)
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
 	}
-	require.Contains(t, body, secretToken)
+	for _, path := range []string{"/scrape_configs", "/jobs", "/jobs/a/targets?collector_id=collector-0", "/jobs/a/targets", "/"} {
+		resp, body := fetch(t, plain, httpURL+path)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, path)
+		require.Contains(t, body, "only over mutual TLS", path)
+		for _, sec := range fixtureSecrets {
+			require.NotContains(t, body, sec)
+		}
+	}
 
 	// Mutual TLS: the real values, and the rest of the API too.
 	client := mtlsClient(t, ca, cliCert, cliKey)
-	resp, body = fetch(t, client, httpsURL+"/scrape_configs")
+	resp, body := fetch(t, client, httpsURL+"/scrape_configs")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, srvSerial, resp.TLS.PeerCertificates[0].SerialNumber)
 	for _, sec := range fixtureSecrets {
@@ -210,6 +217,35 @@ func TestMutualTLSSecretsAndReload(t *testing.T) {
 	resp, _ = fetch(t, mtlsClient(t, ca2, cliCert2, cliKey2), httpsURL+"/livez")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, srvSerial2, resp.TLS.PeerCertificates[0].SerialNumber)
+}
+
+// TestPlainHTTPAPI keeps the upstream behaviour on request: with HTTPS on
+// and HTTPSOptions.PlainHTTPAPI, the plain listener serves the target API
+// with secrets redacted.
+func TestPlainHTTPAPI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	caFile, certFile, keyFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	ca := newCA(t, "ca")
+	srvCert, srvKey, _ := ca.issue(t, "allocator", true)
+	writeAtomic(t, caFile, ca.pem)
+	writeAtomic(t, certFile, srvCert)
+	writeAtomic(t, keyFile, srvKey)
+	src := &fakeConfigs{m: loadFixture(t, fixtureYAML), ready: true}
+	s := newServer(t, newAllocator(t, 2, mkJobs(5, "a")), src, func(o *Options) {
+		o.ListenAddr = "127.0.0.1:0"
+		o.HTTPS = &HTTPSOptions{ListenAddr: "127.0.0.1:0", CAFile: caFile, CertFile: certFile, KeyFile: keyFile, PlainHTTPAPI: true}
+	})
+	httpURL, _ := runServer(t, s)
+	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	resp, body := fetch(t, plain, httpURL+"/scrape_configs")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, sec := range fixtureSecrets {
+		require.NotContains(t, body, sec)
+	}
+	require.Contains(t, body, secretToken)
+	resp, _ = fetch(t, plain, httpURL+"/jobs/a/targets?collector_id=collector-0")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 func TestNewRejectsBadCertificates(t *testing.T) {

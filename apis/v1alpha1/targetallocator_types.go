@@ -136,6 +136,9 @@ type TargetAllocatorSpec struct {
 	// allowInsecureAuthSecrets serves secrets in scrape configs over plain HTTP.
 	// +optional
 	AllowInsecureAuthSecrets bool `json:"allowInsecureAuthSecrets,omitempty"`
+	// mtls secures the allocator's API with mutual TLS: see v1beta1.TargetAllocatorMTLS.
+	// +optional
+	Mtls *v1beta1.TargetAllocatorMTLS `json:"mtls,omitempty"`
 
 	// securityContext of the allocator container. When unset, the operator
 	// sets a restricted one; when set, it is used as given.

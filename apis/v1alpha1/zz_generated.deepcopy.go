@@ -916,6 +916,11 @@ func (in *TargetAllocatorSpec) DeepCopyInto(out *TargetAllocatorSpec) {
 		*out = new(metav1.Duration)
 		**out = **in
 	}
+	if in.Mtls != nil {
+		in, out := &in.Mtls, &out.Mtls
+		*out = new(v1beta1.TargetAllocatorMTLS)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.SecurityContext != nil {
 		in, out := &in.SecurityContext, &out.SecurityContext
 		*out = new(v1.SecurityContext)

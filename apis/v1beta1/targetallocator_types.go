@@ -104,7 +104,6 @@ type TargetAllocatorPrometheusCR struct {
 
 // +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.mtls)",message="mtls is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.telemetry)",message="telemetry is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
 
@@ -193,10 +192,9 @@ type TargetAllocatorEmbedded struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
-	// mtls is not supported by shardwise: setting it is rejected.
+	// mtls secures the allocator's API with mutual TLS: see TargetAllocatorMTLS.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Mtls *runtime.RawExtension `json:"mtls,omitempty"`
+	Mtls *TargetAllocatorMTLS `json:"mtls,omitempty"`
 	// telemetry is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

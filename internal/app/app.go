@@ -175,10 +175,11 @@ func newServer(opts Options, cfg *config, st *state, hb *heartbeat) (*server.Ser
 	var https *server.HTTPSOptions
 	if cfg.HTTPS.Enabled {
 		https = &server.HTTPSOptions{
-			ListenAddr: cfg.HTTPS.ListenAddr,
-			CAFile:     cfg.HTTPS.CAFilePath,
-			CertFile:   cfg.HTTPS.TLSCertFilePath,
-			KeyFile:    cfg.HTTPS.TLSKeyFilePath,
+			ListenAddr:   cfg.HTTPS.ListenAddr,
+			CAFile:       cfg.HTTPS.CAFilePath,
+			CertFile:     cfg.HTTPS.TLSCertFilePath,
+			KeyFile:      cfg.HTTPS.TLSKeyFilePath,
+			PlainHTTPAPI: cfg.HTTPS.PlainHTTPAPI,
 		}
 	}
 	srv, err := server.New(server.Options{

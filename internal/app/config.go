@@ -131,6 +131,10 @@ type httpsConfig struct {
 	CAFilePath      string `yaml:"ca_file_path,omitempty"`
 	TLSCertFilePath string `yaml:"tls_cert_file_path,omitempty"`
 	TLSKeyFilePath  string `yaml:"tls_key_file_path,omitempty"`
+	// PlainHTTPAPI is ours: keep serving the target API on listen_addr
+	// (plain HTTP) too, as the upstream allocator does. Off, the plain port
+	// serves only health, readiness, metrics and pprof once https is on.
+	PlainHTTPAPI bool `yaml:"plain_http_api,omitempty"`
 }
 
 // ownKeys are the top-level keys this file reads itself; discoveryKeys are

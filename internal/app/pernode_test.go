@@ -74,7 +74,7 @@ func TestDaemonSetPerNode(t *testing.T) {
 	var c v1beta1.OpenTelemetryCollector
 	require.NoError(t, sigsyaml.UnmarshalStrict([]byte(daemonSetCollector), &c))
 	c.Namespace = ns
-	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"})
+	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"}, nil)
 	require.NoError(t, err)
 	var ds *appsv1.DaemonSet
 	var ta *v1alpha1.TargetAllocator

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -231,16 +232,18 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 	kinds []schema.GroupVersionKind, keep map[schema.GroupVersionKind][]string, keepExtra func(metav1.PartialObjectMetadata) bool,
 ) error {
 	for _, gvk := range kinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		opts := []client.ListOption{client.MatchingLabels(selector)}
 		if namespace != "" {
 			opts = append(opts, client.InNamespace(namespace))
 		}
-		if err := a.client.List(ctx, list, opts...); err != nil {
+		items, err := a.list(ctx, gvk, opts...)
+		if meta.IsNoMatchError(err) {
+			continue // the kind is not installed (cert-manager): nothing to prune
+		}
+		if err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
-		for _, item := range list.Items {
+		for _, item := range items {
 			if owner != nil && !metav1.IsControlledBy(&item, owner) || owner == nil && metav1.GetControllerOf(&item) != nil {
 				continue
 			}
@@ -254,6 +257,32 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 		}
 	}
 	return nil
+}
+
+// list lists the metadata of the objects of a kind. Kinds the operator
+// caches are read through the cache; cert-manager's, which it does not watch,
+// are read from the API server as unstructured objects.
+func (a applier) list(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]metav1.PartialObjectMetadata, error) {
+	if gvk.Group != manifests.CertManagerGroupVersion.Group {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := a.client.List(ctx, list, opts...); err != nil {
+			return nil, err
+		}
+		return list.Items, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := a.client.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	out := make([]metav1.PartialObjectMetadata, 0, len(list.Items))
+	for _, u := range list.Items {
+		out = append(out, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(), OwnerReferences: u.GetOwnerReferences(),
+		}})
+	}
+	return out, nil
 }
 
 // names indexes desired objects by kind, as namespace/name.

@@ -13,6 +13,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -63,7 +64,8 @@ type CollectorReconciler struct {
 	// pods a sidecar-mode collector was injected into; nil counts none.
 	PodReader client.Reader
 
-	memo applyMemo
+	memo        applyMemo
+	certManager certManagerAPI
 }
 
 // ReasonTargetAllocatorInUse is the Ready reason of a collector that names a
@@ -108,6 +110,9 @@ func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Owns(&v1alpha1.TargetAllocator{}).
+		// A TargetAllocator a collector names: its mtls settles the
+		// collector's config and certificate volume.
+		Watches(&v1alpha1.TargetAllocator{}, handler.EnqueueRequestsFromMapFunc(collectorsNaming(r.Client)), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Named("opentelemetrycollector").
 		Complete(r)
@@ -126,7 +131,26 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	}
 	before := c.Status.DeepCopy()
 
-	desired, err := manifests.BuildCollector(&c, r.Settings)
+	referenced, err := r.referencedAllocator(ctx, &c)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	missing, err := r.certManager.certManagerMissing(r.Client, manifests.AllocatorMTLS(&c, referenced), "spec.targetAllocator.mtls")
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if missing != "" {
+		// The collectors would wait for a client certificate nobody issues:
+		// write nothing until cert-manager is installed.
+		if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonCertManagerNotInstalled {
+			r.event(&c, corev1.EventTypeWarning, ReasonCertManagerNotInstalled, errors.New(missing))
+		}
+		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonCertManagerNotInstalled, missing)
+		c.Status.ObservedGeneration = c.Generation
+		return reconcile.Result{RequeueAfter: certManagerRecheck}, r.updateStatus(ctx, &c, before)
+	}
+
+	desired, err := manifests.BuildCollector(&c, r.Settings, referenced)
 	if err != nil {
 		reason := ReasonInvalidConfig
 		if errors.Is(err, manifests.ErrModeUnsupported) {
@@ -177,6 +201,24 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 // sidecarRecount is how often the status of a sidecar-mode collector
 // recounts the pods it was injected into.
 const sidecarRecount = time.Minute
+
+// referencedAllocator returns the TargetAllocator the collector names with
+// manifests.LabelTargetAllocator, or nil: it names none, or that one does not
+// exist (the collector is reconciled again when it appears).
+func (r *CollectorReconciler) referencedAllocator(ctx context.Context, c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAllocator, error) {
+	name, owned := manifests.TargetAllocatorRef(c)
+	if owned || !c.Spec.TargetAllocator.Enabled {
+		return nil, nil
+	}
+	var ta v1alpha1.TargetAllocator
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &ta); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read target allocator %s: %w", name, err)
+	}
+	return &ta, nil
+}
 
 // allocatorConflict returns why the TargetAllocator a collector names with
 // manifests.LabelTargetAllocator will not serve it, or "": the allocator is

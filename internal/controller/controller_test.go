@@ -339,7 +339,7 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 		{"ingress", "  mode: statefulset\n", "  mode: statefulset\n  ingress:\n    type: ingress\n", "ingress"},
 		{"httpRoute", "  mode: statefulset\n", "  mode: statefulset\n  httpRoute:\n    enabled: true\n", "httpRoute"},
 		{"ipFamilies", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilies: [IPv4]\n", "ipFamilies"},
-		{"targetAllocator.mtls", "    enabled: true\n", "    enabled: true\n    mtls:\n      enabled: true\n", "mtls"},
+		{"targetAllocator.mtls without certificates", "    enabled: true\n", "    enabled: true\n    mtls:\n      enabled: true\n      useCertManager: false\n", "mtls with useCertManager false needs"},
 		{"prometheusCR.denyFSAccessThroughSMs", "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      denyFSAccessThroughSMs: true\n", "denyFSAccessThroughSMs"},
 		{"allocator with deployment", "mode: statefulset", "mode: deployment", "the target allocator needs mode statefulset"},
 		{"per-node with statefulset", "    enabled: true\n", "    enabled: true\n    allocationStrategy: per-node\n", "per-node needs mode daemonset"},

@@ -55,7 +55,8 @@ type TargetAllocatorReconciler struct {
 	Recorder events.EventRecorder
 	Settings manifests.Settings
 
-	memo applyMemo
+	memo        applyMemo
+	certManager certManagerAPI
 }
 
 var _ reconcile.Reconciler = (*TargetAllocatorReconciler)(nil)
@@ -86,6 +87,9 @@ const ReasonGrantNotAllowed = "GrantNotAllowed"
 // SetupWithManager registers the reconciler. A collector change re-queues the
 // allocator it uses, since the collector selector and scrape configs come from it.
 func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	// Whether cert-manager objects may exist to prune; a failed look-up is
+	// retried at the first reconcile that needs cert-manager.
+	_, _ = r.certManager.installed(mgr.GetRESTMapper())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TargetAllocator{}, builder.WithPredicates(specChanged())).
 		Owns(&corev1.ConfigMap{}).
@@ -147,6 +151,21 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	}
 	before := ta.Status.DeepCopy()
 
+	missing, err := r.certManager.certManagerMissing(r.Client, ta.Spec.Mtls, "spec.mtls")
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if missing != "" {
+		// An allocator whose server certificate nobody issues would never
+		// start: keep the last good objects until cert-manager is installed.
+		if cond := meta.FindStatusCondition(ta.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonCertManagerNotInstalled {
+			r.event(&ta, corev1.EventTypeWarning, ReasonCertManagerNotInstalled, errors.New(missing))
+		}
+		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonCertManagerNotInstalled, missing)
+		ta.Status.ObservedGeneration = ta.Generation
+		return reconcile.Result{RequeueAfter: certManagerRecheck}, r.updateStatus(ctx, &ta, before)
+	}
+
 	in, err := r.input(ctx, &ta)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -187,7 +206,7 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 			ta.Status.Version = imageVersion(ta.Status.Image)
 		}
 	}
-	missing, err := r.secretReaderMissing(ctx, desired)
+	missing, err = r.secretReaderMissing(ctx, desired)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -307,7 +326,11 @@ func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.Targ
 	if err != nil {
 		return err
 	}
-	if err := a.prune(ctx, ta, ta.Namespace, instanceSelector(ta.Namespace, ta.Name), allocatorKinds, keep, nil); err != nil {
+	kinds := allocatorKinds
+	if r.certManager.seen.Load() {
+		kinds = append(slices.Clone(kinds), certManagerKinds...)
+	}
+	if err := a.prune(ctx, ta, ta.Namespace, instanceSelector(ta.Namespace, ta.Name), kinds, keep, nil); err != nil {
 		return err
 	}
 	keepCluster, err := names(r.Scheme, desired.ClusterObjects)

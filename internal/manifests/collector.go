@@ -46,15 +46,18 @@ type Collector struct {
 	TargetAllocator string
 }
 
-// BuildCollector returns the desired objects of a collector. It is the one
-// place that switches on the mode: the workload modes share the ConfigMap,
-// ServiceAccount, Services and pod template, and differ in the workload kind
-// and the objects that go with it (PodDisruptionBudget, autoscaler); mode
-// sidecar builds no object, the pod webhook injects the collector.
-func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
+// BuildCollector returns the desired objects of a collector. referenced is
+// the TargetAllocator the collector names with LabelTargetAllocator, nil
+// when it names none or that one does not exist (yet): its mtls settles how
+// the collectors poll it. It is the one place that switches on the mode: the
+// workload modes share the ConfigMap, ServiceAccount, Services and pod
+// template, and differ in the workload kind and the objects that go with it
+// (PodDisruptionBudget, autoscaler); mode sidecar builds no object, the pod
+// webhook injects the collector.
+func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	switch c.Spec.Mode {
 	case v1beta1.ModeStatefulSet, v1beta1.ModeDeployment, v1beta1.ModeDaemonSet, "":
-		return workloadCollector(c, s)
+		return workloadCollector(c, s, referenced)
 	case v1beta1.ModeSidecar:
 		return sidecarCollector(c)
 	default:
@@ -79,14 +82,34 @@ func TargetAllocatorRef(c *v1beta1.OpenTelemetryCollector) (name string, owned b
 	return c.Name, true
 }
 
-func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector, error) {
+// AllocatorMTLS is the mtls setting of the allocator a collector polls: its
+// own (spec.targetAllocator.mtls), or that of the TargetAllocator it names
+// (referenced, nil when unknown).
+func AllocatorMTLS(c *v1beta1.OpenTelemetryCollector, referenced *v1alpha1.TargetAllocator) *v1beta1.TargetAllocatorMTLS {
+	if !c.Spec.TargetAllocator.Enabled {
+		return nil
+	}
+	if _, owned := TargetAllocatorRef(c); owned {
+		return c.Spec.TargetAllocator.Mtls
+	}
+	if referenced != nil {
+		return referenced.Spec.Mtls
+	}
+	return nil
+}
+
+func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	ns, instance, mode := c.Namespace, c.Name, ModeOf(c)
 	var taName string
 	var owned bool
 	if c.Spec.TargetAllocator.Enabled {
 		taName, owned = TargetAllocatorRef(c)
 	}
-	rendered, err := RenderCollectorConfig(c, taName)
+	mtls := AllocatorMTLS(c, referenced)
+	if err := validateMTLS(mtls); err != nil {
+		return Collector{}, err
+	}
+	rendered, err := RenderCollectorConfig(c, taName, mtls)
 	if err != nil {
 		return Collector{}, err
 	}
@@ -145,6 +168,11 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings) (Collector
 	tmpl, err := podTemplate(c, s, cfg, labels, sa, cm.Name, hash, ports)
 	if err != nil {
 		return Collector{}, err
+	}
+	if mtls.IsEnabled() {
+		pod := &tmpl.Spec
+		pod.Volumes = append(pod.Volumes, tlsVolume(collectorTLSVolume, mtls, ClientCertificateName(taName), clientCert))
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, tlsMount(collectorTLSVolume))
 	}
 	switch mode {
 	case v1beta1.ModeStatefulSet:
@@ -487,6 +515,7 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 			PrometheusCR:                 e.PrometheusCR,
 			CollectorNotReadyGracePeriod: e.CollectorNotReadyGracePeriod,
 			AllowInsecureAuthSecrets:     e.AllowInsecureAuthSecrets,
+			Mtls:                         e.Mtls,
 			SecurityContext:              e.SecurityContext,
 			PodSecurityContext:           e.PodSecurityContext,
 		},

@@ -141,8 +141,9 @@ func unescapeReplacements(raw any) error {
 
 // RenderCollectorConfig renders the collector's config file. With the
 // allocator enabled, the prometheus receiver's scrape configs are replaced by
-// a target_allocator block pointing at the allocator named taName.
-func RenderCollectorConfig(c *v1beta1.OpenTelemetryCollector, taName string) (string, error) {
+// a target_allocator block pointing at the allocator named taName: its HTTPS
+// endpoint, with the client certificate files, when mtls is enabled.
+func RenderCollectorConfig(c *v1beta1.OpenTelemetryCollector, taName string, mtls *v1beta1.TargetAllocatorMTLS) (string, error) {
 	m, err := configMap(c.Spec.Config)
 	if err != nil {
 		return "", err
@@ -157,11 +158,17 @@ func RenderCollectorConfig(c *v1beta1.OpenTelemetryCollector, taName string) (st
 			interval = ta.CollectorTargetReloadInterval.Duration
 		}
 		delete(promCfg, "scrape_configs")
-		receiver["target_allocator"] = map[string]any{
+		block := map[string]any{
 			"endpoint":     TargetAllocatorEndpoint(taName),
 			"interval":     interval.String(),
 			"collector_id": "${POD_NAME}",
 		}
+		if mtls.IsEnabled() {
+			ca, cert, key := tlsFiles()
+			block["endpoint"] = TargetAllocatorHTTPSEndpoint(taName)
+			block["tls"] = map[string]any{"ca_file": ca, "cert_file": cert, "key_file": key, "reload_interval": collectorTLSReload}
+		}
+		receiver["target_allocator"] = block
 	}
 	b, err := marshalYAML(m)
 	if err != nil {

@@ -24,8 +24,8 @@ func FuzzBuildCollector(f *testing.F) {
 		if err := yaml.Unmarshal(b, &c); err != nil {
 			return
 		}
-		built, err := manifests.BuildCollector(&c, settings)
-		again, errAgain := manifests.BuildCollector(&c, settings)
+		built, err := manifests.BuildCollector(&c, settings, nil)
+		again, errAgain := manifests.BuildCollector(&c, settings, nil)
 		require.Equal(t, err, errAgain)
 		if err != nil {
 			return

@@ -138,7 +138,7 @@ func TestBuildCollectorGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := manifests.BuildCollector(decodeCollector(t, tc.doc), settings)
+			got, err := manifests.BuildCollector(decodeCollector(t, tc.doc), settings, nil)
 			require.NoError(t, err)
 			golden(t, "collector-"+tc.name, render(t, got.Objects))
 		})
@@ -163,7 +163,7 @@ func TestBuildCollectorErrors(t *testing.T) {
 			t.Parallel()
 			doc := strings.Replace(upstreamExample, tc.from, tc.to, 1)
 			require.NotEqual(t, upstreamExample, doc)
-			_, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+			_, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
 			require.ErrorIs(t, err, tc.want)
 		})
 	}
@@ -174,17 +174,17 @@ func TestBuildCollectorErrors(t *testing.T) {
 // does not.
 func TestConfigHashFollowsConfig(t *testing.T) {
 	t.Parallel()
-	base, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings)
+	base, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings, nil)
 	require.NoError(t, err)
-	changed, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "10s", "20s", 1)), settings)
+	changed, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "10s", "20s", 1)), settings, nil)
 	require.NoError(t, err)
-	same, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "mode: statefulset", "mode: statefulset\n  replicas: 5", 1)), settings)
+	same, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "mode: statefulset", "mode: statefulset\n  replicas: 5", 1)), settings, nil)
 	require.NoError(t, err)
 	require.Equal(t, base.ConfigHash, same.ConfigHash)
 	// The scrape configs go to the allocator, not the collector: the interval
 	// change is in the TargetAllocator, and the collector config is unchanged.
 	require.Equal(t, base.ConfigHash, changed.ConfigHash)
-	exporter, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "debug: {}", "debug: {verbosity: detailed}", 1)), settings)
+	exporter, err := manifests.BuildCollector(decodeCollector(t, strings.Replace(upstreamExample, "debug: {}", "debug: {verbosity: detailed}", 1)), settings, nil)
 	require.NoError(t, err)
 	require.NotEqual(t, base.ConfigHash, exporter.ConfigHash)
 	require.NotEqual(t, base.Objects[0].GetName(), exporter.Objects[0].GetName())
@@ -192,7 +192,7 @@ func TestConfigHashFollowsConfig(t *testing.T) {
 
 func allocatorFromExample(t *testing.T, doc string) *v1alpha1.TargetAllocator {
 	t.Helper()
-	c, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+	c, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
 	require.NoError(t, err)
 	for _, o := range c.Objects {
 		if ta, ok := o.(*v1alpha1.TargetAllocator); ok {

@@ -52,10 +52,10 @@ func TestNamesAndLabelsFit(t *testing.T) {
 	name := strings.Repeat("c", 200)
 	doc := strings.Replace(upstreamExample, "name: collector-with-ta\n  namespace: observability", "name: "+name+"\n  namespace: "+ns, 1)
 	c := decodeCollector(t, doc)
-	built, err := manifests.BuildCollector(c, settings)
+	built, err := manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	other := decodeCollector(t, strings.Replace(doc, "name: "+name, "name: "+name+"x", 1))
-	builtOther, err := manifests.BuildCollector(other, settings)
+	builtOther, err := manifests.BuildCollector(other, settings, nil)
 	require.NoError(t, err)
 	ta := allocatorFromExample(t, doc)
 	ta.Spec.PrometheusCR.Enabled = true
@@ -113,7 +113,7 @@ func collectorContainer(t *testing.T, objs []client.Object) (corev1.PodSpec, cor
 func TestUserPodNameWins(t *testing.T) {
 	t.Parallel()
 	doc := strings.Replace(upstreamExample, "  mode: statefulset\n", "  mode: statefulset\n  env:\n  - name: POD_NAME\n    value: fixed\n  - name: X\n    value: z\n", 1)
-	built, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+	built, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
 	require.NoError(t, err)
 	_, ctr := collectorContainer(t, built.Objects)
 	require.Equal(t, []corev1.EnvVar{{Name: "POD_NAME", Value: "fixed"}, {Name: "X", Value: "z"}}, ctr.Env)
@@ -137,7 +137,7 @@ func TestPortsUniqueAndDeterministic(t *testing.T) {
 	doc = strings.Replace(doc, "receivers: [prometheus]", "receivers: [prometheus, zipkin/averyveryverylongname1, zipkin/averyveryverylongname2, zipkin/metrics, zipkin/onmetricsport]", 1)
 	var first []corev1.ContainerPort
 	for range 5 {
-		built, err := manifests.BuildCollector(decodeCollector(t, doc), settings)
+		built, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
 		require.NoError(t, err)
 		_, ctr := collectorContainer(t, built.Objects)
 		names, numbers := map[string]bool{}, map[int32]bool{}
@@ -175,7 +175,7 @@ func TestSecurityContexts(t *testing.T) {
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 	restrictedPod := &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
-	built, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings)
+	built, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings, nil)
 	require.NoError(t, err)
 	pod, ctr := collectorContainer(t, built.Objects)
 	require.Equal(t, restricted, ctr.SecurityContext)
@@ -189,7 +189,7 @@ func TestSecurityContexts(t *testing.T) {
 `, 1)
 	own = strings.Replace(own, "    enabled: true\n", "    enabled: true\n    securityContext:\n      readOnlyRootFilesystem: true\n    podSecurityContext:\n      runAsUser: 3000\n", 1)
 	c := decodeCollector(t, own)
-	built, err = manifests.BuildCollector(c, settings)
+	built, err = manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	pod, ctr = collectorContainer(t, built.Objects)
 	require.Equal(t, &corev1.SecurityContext{RunAsUser: ptr.To(int64(1000))}, ctr.SecurityContext)

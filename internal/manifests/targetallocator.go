@@ -54,6 +54,9 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	labels := Labels(ns, ta.Name, ComponentTargetAllocator, name)
 	selector := SelectorLabels(ns, ta.Name, ComponentTargetAllocator)
 
+	if err := validateMTLS(ta.Spec.Mtls); err != nil {
+		return TargetAllocator{}, err
+	}
 	rendered, err := RenderAllocatorConfig(ta, in.CollectorSelector, in.ScrapeConfigs)
 	if err != nil {
 		return TargetAllocator{}, err
@@ -81,10 +84,20 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 		out.ClusterObjects = foreign
 	}
 
-	out.Objects = append(out.Objects, service(ns, name, labels, selector, []corev1.ServicePort{{
+	ports := []corev1.ServicePort{{
 		Name: "targetallocation", Port: TargetAllocatorSvcPort, Protocol: corev1.ProtocolTCP,
 		TargetPort: intstr.FromString("http"),
-	}}))
+	}}
+	if ta.Spec.Mtls.IsEnabled() {
+		ports = append(ports, corev1.ServicePort{
+			Name: "targetallocation-https", Port: TargetAllocatorHTTPSSvcPort, Protocol: corev1.ProtocolTCP,
+			TargetPort: intstr.FromString("https"),
+		})
+	}
+	if ta.Spec.Mtls.CertManager() {
+		out.Objects = append(out.Objects, certManagerObjects(ns, ta.Name)...)
+	}
+	out.Objects = append(out.Objects, service(ns, name, labels, selector, ports))
 	out.Objects = append(out.Objects, allocatorDeployment(ta, s, name, labels, selector, sa, hash))
 	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, ta.Spec.PodDisruptionBudget))
 	return out, nil
@@ -122,6 +135,16 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 	}
 	if spec.AllowInsecureAuthSecrets {
 		cfg["allow_insecure_auth_secrets"] = true
+	}
+	if spec.Mtls.IsEnabled() {
+		ca, cert, key := tlsFiles()
+		cfg["https"] = map[string]any{
+			"enabled":            true,
+			"listen_addr":        fmt.Sprintf(":%d", TargetAllocatorHTTPSPort),
+			"ca_file_path":       ca,
+			"tls_cert_file_path": cert,
+			"tls_key_file_path":  key,
+		}
 	}
 	if p := spec.PrometheusCR; p.Enabled {
 		pcr := map[string]any{"enabled": true}
@@ -178,6 +201,20 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 			Path: path, Port: intstr.FromInt32(TargetAllocatorPort),
 		}}}
 	}
+	ports := []corev1.ContainerPort{{Name: "http", ContainerPort: TargetAllocatorPort, Protocol: corev1.ProtocolTCP}}
+	mounts := []corev1.VolumeMount{{Name: targetAllocatorVolume, MountPath: targetAllocatorConfigDir}}
+	volumes := []corev1.Volume{{
+		Name: targetAllocatorVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name},
+			Items:                []corev1.KeyToPath{{Key: TargetAllocatorConfigKey, Path: TargetAllocatorConfigKey}},
+		}},
+	}}
+	if spec.Mtls.IsEnabled() {
+		ports = append(ports, corev1.ContainerPort{Name: "https", ContainerPort: TargetAllocatorHTTPSPort, Protocol: corev1.ProtocolTCP})
+		mounts = append(mounts, tlsMount(allocatorTLSVolume))
+		volumes = append(volumes, tlsVolume(allocatorTLSVolume, spec.Mtls, ServerCertificateName(ta.Name), serverCert))
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta(ta.Namespace, name, labels),
@@ -196,19 +233,13 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 						ImagePullPolicy: spec.ImagePullPolicy,
 						Args:            []string{"--config-file=" + targetAllocatorConfigDir + "/" + TargetAllocatorConfigKey},
 						Env:             spec.Env,
-						Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: TargetAllocatorPort, Protocol: corev1.ProtocolTCP}},
+						Ports:           ports,
 						Resources:       spec.Resources,
-						VolumeMounts:    []corev1.VolumeMount{{Name: targetAllocatorVolume, MountPath: targetAllocatorConfigDir}},
+						VolumeMounts:    mounts,
 						LivenessProbe:   probe("/livez"),
 						ReadinessProbe:  probe("/readyz"),
 					}},
-					Volumes: []corev1.Volume{{
-						Name: targetAllocatorVolume,
-						VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: name},
-							Items:                []corev1.KeyToPath{{Key: TargetAllocatorConfigKey, Path: TargetAllocatorConfigKey}},
-						}},
-					}},
+					Volumes:      volumes,
 					NodeSelector: spec.NodeSelector,
 					Tolerations:  spec.Tolerations,
 					Affinity:     spec.Affinity,
