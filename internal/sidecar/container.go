@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -64,24 +65,119 @@ func Container(c *v1beta1.OpenTelemetryCollector, podNamespace string, owners []
 		env = append(env, resourceEnv(podNamespace, owners)...)
 	}
 
+	envFrom := make([]corev1.EnvFromSource, len(spec.EnvFrom))
+	for i := range spec.EnvFrom {
+		envFrom[i] = *spec.EnvFrom[i].DeepCopy()
+	}
 	probe := healthProbe(spec.Config)
 	container := corev1.Container{
 		Name:            ContainerName,
 		Image:           image,
 		ImagePullPolicy: spec.ImagePullPolicy,
+		Command:         slices.Clone(spec.Command),
 		Args:            args,
 		Env:             env,
-		Ports:           containerPorts(spec.Config),
+		EnvFrom:         nilIfEmpty(envFrom),
+		Ports:           containerPorts(spec.Config, spec.Ports),
 		Resources:       *spec.Resources.DeepCopy(),
+		VolumeMounts:    volumeMounts(spec),
 		SecurityContext: securityContext(spec.SecurityContext),
-		LivenessProbe:   probe.DeepCopy(),
-		ReadinessProbe:  probe.DeepCopy(),
-		StartupProbe:    probe.DeepCopy(),
+		LivenessProbe:   tunedProbe(probe, spec.LivenessProbe),
+		ReadinessProbe:  tunedProbe(probe, spec.ReadinessProbe),
+		StartupProbe:    tunedProbe(probe, spec.StartupProbe),
+		Lifecycle:       spec.Lifecycle.DeepCopy(),
 	}
 	if s.NativeSidecar {
 		container.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	}
 	return container, nil
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// configMapVolume is the name of the volume of a ConfigMap listed in
+// spec.configmaps, as upstream's naming.ConfigMapExtra:
+// configmap-<name> made a DNS label.
+func configMapVolume(name string) string {
+	const maxLen = 63
+	var b strings.Builder
+	for _, r := range strings.ToLower("configmap-" + name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteRune('-')
+		}
+	}
+	v := b.String()
+	if len(v) > maxLen {
+		v = v[:maxLen]
+	}
+	return strings.TrimRight(v, "-")
+}
+
+// volumeMounts are the collector's volumeMounts, then each of its
+// configmaps at /var/conf/<mountpath>/configmap-<name>, as upstream's
+// collector.Container.
+func volumeMounts(spec *v1beta1.OpenTelemetryCollectorSpec) []corev1.VolumeMount {
+	var out []corev1.VolumeMount
+	for _, m := range spec.VolumeMounts {
+		out = append(out, *m.DeepCopy())
+	}
+	for _, cm := range spec.Configmaps {
+		name := configMapVolume(cm.Name)
+		out = append(out, corev1.VolumeMount{Name: name, MountPath: path.Join("/var/conf", cm.MountPath, name)})
+	}
+	return out
+}
+
+// Volumes are the pod volumes the sidecar of collector c brings: its
+// volumes, then one per ConfigMap of its configmaps, as upstream's
+// pkg/sidecar add.
+func Volumes(c *v1beta1.OpenTelemetryCollector) []corev1.Volume {
+	var out []corev1.Volume
+	for _, v := range c.Spec.Volumes {
+		out = append(out, *v.DeepCopy())
+	}
+	for _, cm := range c.Spec.Configmaps {
+		out = append(out, corev1.Volume{
+			Name: configMapVolume(cm.Name),
+			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
+			}},
+		})
+	}
+	return out
+}
+
+// tunedProbe is the health probe with the user's timings, as upstream's
+// defaultProbeSettings: only the fields the user sets are changed.
+func tunedProbe(health *corev1.Probe, user *v1beta1.Probe) *corev1.Probe {
+	p := health.DeepCopy()
+	if p == nil || user == nil {
+		return p
+	}
+	if user.InitialDelaySeconds != nil {
+		p.InitialDelaySeconds = *user.InitialDelaySeconds
+	}
+	if user.PeriodSeconds != nil {
+		p.PeriodSeconds = *user.PeriodSeconds
+	}
+	if user.FailureThreshold != nil {
+		p.FailureThreshold = *user.FailureThreshold
+	}
+	if user.SuccessThreshold != nil {
+		p.SuccessThreshold = *user.SuccessThreshold
+	}
+	if user.TimeoutSeconds != nil {
+		p.TimeoutSeconds = *user.TimeoutSeconds
+	}
+	p.TerminationGracePeriodSeconds = user.TerminationGracePeriodSeconds
+	return p
 }
 
 // renderConfig is the collector configuration as YAML with sorted keys.

@@ -8,6 +8,10 @@
 // API variables and OTEL_RESOURCE_ATTRIBUTES with the pod's k8s.* attributes,
 // as a native sidecar (an init container with restartPolicy Always) when the
 // API server supports it, and the label sidecar.opentelemetry.io/injected.
+// The collector's pod-level fields go where upstream's sidecar puts them:
+// command, envFrom, lifecycle, probe timings, spec.ports merged with the
+// inferred ports, volumeMounts and configmaps mounts on the container; its
+// volumes, a volume per configmaps entry and its initContainers on the pod.
 // It says what it did, or why not, in an Outcome.
 //
 // Invariants: no Kubernetes client, no I/O (the caller resolves the collector
@@ -23,6 +27,10 @@
 //   - A container named otc-container among the init containers blocks a
 //     plain-container injection too (upstream adds a second one, which the API
 //     server refuses).
+//   - A collector volume or init container whose name the pod already uses,
+//     or a volumeMount naming no volume, is reported (result pod-conflict)
+//     and nothing injected; upstream appends them and the API server refuses
+//     the pod.
 //   - Without spec.securityContext the container gets the restricted one of
 //     the Pod Security Standards, as the operator's other collectors, so that
 //     injection does not make a pod fail a restricted namespace.

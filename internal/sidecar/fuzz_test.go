@@ -19,6 +19,10 @@ func randomCase(t testing.TB, seed1, seed2 uint64) (*corev1.Pod, Input, Settings
 	r := rand.New(rand.NewPCG(seed1, seed2))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	c := collectorFromYAML(t, upstreamCollector)
+	if r.IntN(2) == 0 {
+		// Volumes, configmaps, init containers and mounts of a pod volume.
+		c = collectorFromYAML(t, podFieldsCollector)
+	}
 	c.Namespace = "app"
 	ours, err := Container(c, "app", nil, settings(false))
 	require.NoError(t, err)
@@ -29,15 +33,26 @@ func randomCase(t testing.TB, seed1, seed2 uint64) (*corev1.Pod, Input, Settings
 		case 1:
 			return *ours.DeepCopy()
 		default:
-			return corev1.Container{Name: pick("app", "web", "worker", "init"), Image: "app:1"}
+			return corev1.Container{Name: pick("app", "web", "worker", "init", "fetch-certs"), Image: "app:1"}
 		}
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}, Labels: map[string]string{}}}
+	// A valid pod: names unique, as the API server demands.
 	for range r.IntN(3) {
-		pod.Spec.Containers = append(pod.Spec.Containers, container())
+		if c := container(); !slices.Contains(names(pod), c.Name) {
+			pod.Spec.Containers = append(pod.Spec.Containers, c)
+		}
 	}
 	for range r.IntN(2) {
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, container())
+		if c := container(); !slices.Contains(names(pod), c.Name) {
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
+		}
+	}
+	for range r.IntN(3) {
+		v := corev1.Volume{Name: pick("app-logs", "data", "configmap-example-config", "certs")}
+		if !slices.ContainsFunc(pod.Spec.Volumes, func(o corev1.Volume) bool { return o.Name == v.Name }) {
+			pod.Spec.Volumes = append(pod.Spec.Volumes, v)
+		}
 	}
 	values := []string{"true", "false", "FALSE", "sidecar-for-my-app", "app/sidecar-for-my-app", "other/x", "app/", "/x", ""}
 	if v := pick(values...); v != "" {
@@ -88,7 +103,9 @@ func FuzzMutate(f *testing.F) {
 		case Injected:
 			require.False(t, Present(pod))
 			require.Equal(t, 1, countCollectors(once))
-			require.Equal(t, len(names(pod))+1, len(names(once)))
+			require.Equal(t, len(names(pod))+1+len(in.Collector.Spec.InitContainers), len(names(once)))
+			require.Equal(t, len(pod.Spec.Volumes)+len(Volumes(in.Collector)), len(once.Spec.Volumes))
+			valid(t, once)
 		case Removed:
 			kept := 0
 			for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
@@ -106,6 +123,36 @@ func FuzzMutate(f *testing.F) {
 		Mutate(twice, in, s)
 		require.Equal(t, once, twice, "%+v", out)
 	})
+}
+
+// valid checks what the API server would refuse: a container or volume
+// name used twice, a volume mount naming no volume.
+func valid(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, n := range names(pod) {
+		require.False(t, seen[n], "container %s twice", n)
+		seen[n] = true
+	}
+	vols := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		require.False(t, vols[v.Name], "volume %s twice", v.Name)
+		vols[v.Name] = true
+	}
+	for _, m := range collectorContainer(pod).VolumeMounts {
+		require.True(t, vols[m.Name], "mount of missing volume %s", m.Name)
+	}
+}
+
+func collectorContainer(pod *corev1.Pod) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == ContainerName {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }
 
 func countCollectors(pod *corev1.Pod) int {

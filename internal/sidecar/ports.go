@@ -125,10 +125,66 @@ func portNumber(s string) int32 {
 	return int32(n)
 }
 
-// containerPorts are the ports of the enabled receivers, a prometheus
+// containerPorts are the user's ports and those inferred from the
+// configuration, sorted by name, as upstream's getContainerPorts: an
+// inferred port whose number and protocol the user declares is dropped, one
+// whose name the user took is renamed port-<number>, and dropped if that is
+// taken too; a user port whose name repeats an earlier one is renamed the
+// same way.
+func containerPorts(cfg v1beta1.Config, user []v1beta1.PortsSpec) []corev1.ContainerPort {
+	inferred := inferredPorts(cfg)
+	if len(user) == 0 {
+		return inferred
+	}
+	type key struct {
+		port  int32
+		proto corev1.Protocol
+	}
+	l4 := func(p corev1.Protocol) corev1.Protocol {
+		if p == "" {
+			return tcp
+		}
+		return p
+	}
+	names, numbers := map[string]bool{}, map[key]bool{}
+	for _, p := range user {
+		names[p.Name] = true
+		numbers[key{p.Port, l4(p.Protocol)}] = true
+	}
+	seen := map[string]bool{}
+	var out []corev1.ContainerPort
+	for _, p := range user {
+		name := p.Name
+		if seen[name] {
+			name = fmt.Sprintf("port-%d", p.Port)
+			if seen[name] {
+				continue
+			}
+		}
+		seen[name] = true
+		out = append(out, corev1.ContainerPort{Name: name, ContainerPort: p.Port, Protocol: l4(p.Protocol), HostPort: p.HostPort})
+	}
+	for _, p := range inferred {
+		if numbers[key{p.ContainerPort, p.Protocol}] {
+			continue
+		}
+		// seen: a user port renamed port-<number> takes that name too.
+		if names[p.Name] || seen[p.Name] {
+			p.Name = fmt.Sprintf("port-%d", p.ContainerPort)
+			if names[p.Name] || seen[p.Name] {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b corev1.ContainerPort) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// inferredPorts are the ports of the enabled receivers, a prometheus
 // exporter, the health_check extension and the collector's metrics port,
-// sorted by name, as upstream's getContainerPorts without spec.ports.
-func containerPorts(cfg v1beta1.Config) []corev1.ContainerPort {
+// sorted by name, as upstream's getConfigContainerPorts.
+func inferredPorts(cfg v1beta1.Config) []corev1.ContainerPort {
 	metrics := metricsPort(cfg)
 	ports := []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: metrics, Protocol: tcp}}
 	add := func(name string, port int32, l4 corev1.Protocol) {

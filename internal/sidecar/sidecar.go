@@ -28,6 +28,11 @@ const (
 	// Conflict: the pod has its own container named otc-container; it is
 	// kept and no sidecar is added.
 	Conflict Result = "name-conflict"
+	// Clash: the collector's volumes or init containers would clash by name
+	// with the pod's (or a volume mount would name no volume), which the API
+	// server would refuse; no sidecar is added and the pod is admitted as
+	// it is.
+	Clash Result = "pod-conflict"
 	// OptedOut: the annotation says "false"; nothing to remove.
 	OptedOut Result = "opted-out"
 	// Removed: the annotation says "false" and the pod carried an injected
@@ -156,17 +161,67 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) Outcome {
 		out.Reason = fmt.Sprintf("no sidecar injected from OpenTelemetryCollector %s: %v", out.Collector, err)
 		return out
 	}
+	volumes := Volumes(c)
+	inits := make([]corev1.Container, len(c.Spec.InitContainers))
+	for i := range c.Spec.InitContainers {
+		inits[i] = *c.Spec.InitContainers[i].DeepCopy()
+	}
+	if err := clash(pod, container, volumes, inits); err != nil {
+		out.Result = Clash
+		out.Reason = fmt.Sprintf("no sidecar injected from OpenTelemetryCollector %s: %v", out.Collector, err)
+		return out
+	}
+	// As upstream: the collector's init containers run before the pod's
+	// native sidecar, its volumes follow the pod's.
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, inits...)
 	if s.NativeSidecar {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, container)
 	} else {
 		pod.Spec.Containers = append(pod.Spec.Containers, container)
 	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, volumes...)
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[LabelInjected] = labelValue(c.Namespace, c.Name)
 	out.Result = Injected
 	return out
+}
+
+// clash reports why adding the sidecar, the collector's volumes and init
+// containers to pod would make a pod the API server refuses: a volume or
+// container name used twice, or a sidecar volume mount naming no volume.
+// Upstream appends blindly and the pod is then refused; here it is admitted
+// without the sidecar, and the reason reported.
+func clash(pod *corev1.Pod, sidecar corev1.Container, volumes []corev1.Volume, inits []corev1.Container) error {
+	have := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		have[v.Name] = true
+	}
+	for _, v := range volumes {
+		if have[v.Name] {
+			return fmt.Errorf("the pod already has a volume named %q, which the collector's volumes or configmaps also use", v.Name)
+		}
+		have[v.Name] = true
+	}
+	for _, m := range sidecar.VolumeMounts {
+		if !have[m.Name] {
+			return fmt.Errorf("the collector's volumeMounts name volume %q, which neither the pod nor the collector's volumes declare", m.Name)
+		}
+	}
+	names := map[string]bool{ContainerName: true}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			names[c.Name] = true
+		}
+	}
+	for _, c := range inits {
+		if names[c.Name] {
+			return fmt.Errorf("the pod already has a container named %q, which the collector's initContainers also use", c.Name)
+		}
+		names[c.Name] = true
+	}
+	return nil
 }
 
 func unresolvedResult(err error) Result {

@@ -135,6 +135,111 @@ spec:
           exporters: [otlp]
 `
 
+// smokeCollector is upstream's tests/e2e-sidecar/smoke-sidecar/00-install.yaml
+// collector, unchanged: it mounts a ConfigMap through configmaps.
+const smokeCollector = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: sidecar-for-my-app
+spec:
+  mode: sidecar
+  configmaps:
+  - mountpath: /tmp/example-config
+    name: example-config
+  config:
+    receivers:
+      jaeger:
+        protocols:
+          grpc: {}
+    processors: {}
+
+    exporters:
+      debug: {}
+
+    service:
+      pipelines:
+        traces:
+          receivers: [jaeger]
+          exporters: [debug]
+`
+
+// podFieldsCollector sets every pod-level field upstream's sidecar applies.
+const podFieldsCollector = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: agent
+  namespace: shop
+spec:
+  mode: sidecar
+  command: [/otelcol-contrib]
+  ports:
+  - name: jaeger-grpc
+    port: 14250
+  - name: syslog
+    port: 5514
+    protocol: UDP
+    hostPort: 5514
+  - name: syslog
+    port: 5515
+  envFrom:
+  - secretRef:
+      name: collector-tokens
+  volumes:
+  - name: certs
+    secret:
+      secretName: collector-certs
+  volumeMounts:
+  - name: certs
+    mountPath: /etc/certs
+    readOnly: true
+  - name: app-logs
+    mountPath: /var/log/app
+  configmaps:
+  - name: example-config
+    mountpath: /tmp/example-config
+  - name: app.settings
+  initContainers:
+  - name: fetch-certs
+    image: busybox:1.36
+  lifecycle:
+    preStop:
+      exec:
+        command: [sleep, "5"]
+  livenessProbe:
+    initialDelaySeconds: 10
+    failureThreshold: 6
+  readinessProbe:
+    periodSeconds: 3
+  startupProbe:
+    terminationGracePeriodSeconds: 30
+  config:
+    receivers:
+      jaeger:
+        protocols:
+          grpc: {}
+          thrift_compact: {}
+    exporters:
+      debug: {}
+    extensions:
+      health_check: {}
+    service:
+      extensions: [health_check]
+      pipelines:
+        traces:
+          receivers: [jaeger]
+          exporters: [debug]
+`
+
+// podWithLogs is a pod with its own volume the collector mounts.
+func podWithLogs(ns string, ann map[string]string) *corev1.Pod {
+	p := deploymentPod(ns, ann)
+	p.Spec.Volumes = []corev1.Volume{{Name: "app-logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "app:1"}}
+	return p
+}
+
 func deploymentPod(ns string, annotations map[string]string, containers ...corev1.Container) *corev1.Pod {
 	if len(containers) == 0 {
 		containers = []corev1.Container{{Name: "myapp", Image: "ghcr.io/open-telemetry/opentelemetry-operator/e2e-test-app-python:main"}}
@@ -185,6 +290,9 @@ func TestMutateGolden(t *testing.T) {
 				},
 			}
 		}},
+		{name: "upstream-smoke-sidecar", collector: smokeCollector, ns: "chainsaw-smoke-sidecar", value: "true", owners: deploymentOwners()},
+		{name: "pod-fields-native", collector: podFieldsCollector, ns: "shop", value: "agent", native: true, pod: podWithLogs},
+		{name: "pod-fields-plain", collector: podFieldsCollector, ns: "shop", value: "agent", pod: podWithLogs},
 		{name: "long-names", collector: strings.ReplaceAll(upstreamCollector, "kuttl-otel-sidecar-other-namespace", long+"-namespace-of-a-long-name"), ns: long + "-namespace-of-a-long-name", value: "true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,6 +391,7 @@ func TestMutateResults(t *testing.T) {
 		require.Equal(t, Injected, Mutate(pod, Input{Namespace: ns, Collector: c}, settings(native)).Result)
 		return pod
 	}
+	fields := collectorFromYAML(t, podFieldsCollector)
 	deployment := c.DeepCopy()
 	deployment.Spec.Mode = v1beta1.ModeDeployment
 	broken := c.DeepCopy()
@@ -336,6 +445,28 @@ func TestMutateResults(t *testing.T) {
 		{name: "malformed namespace", pod: deploymentPod("app", map[string]string{Annotation: "/agent"}), in: Input{Namespace: ns, Collector: c}, want: NotFound},
 		{name: "lookup failed", pod: deploymentPod("app", map[string]string{Annotation: "nope"}), in: Input{Namespace: ns, Unresolved: fmt.Errorf("list: timeout")}, want: Failed, wantReason: "timeout"},
 		{name: "not sidecar", pod: deploymentPod("app", map[string]string{Annotation: "sidecar-for-my-app"}), in: Input{Namespace: ns, Collector: deployment}, want: NotSidecar, wantReason: `mode "deployment"`},
+		{name: "a pod volume of a collector volume's name", pod: func() *corev1.Pod {
+			p := podWithLogs("shop", map[string]string{Annotation: "agent"})
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "configmap-example-config"})
+			return p
+		}(), in: Input{Namespace: ns, Collector: fields}, want: Clash, wantReason: `already has a volume named "configmap-example-config"`},
+		{name: "a pod init container of a collector init container's name", pod: func() *corev1.Pod {
+			p := podWithLogs("shop", map[string]string{Annotation: "agent"})
+			p.Spec.InitContainers[0].Name = "fetch-certs"
+			return p
+		}(), in: Input{Namespace: ns, Collector: fields}, want: Clash, wantReason: `already has a container named "fetch-certs"`},
+		{name: "a pod container of a collector init container's name", pod: func() *corev1.Pod {
+			p := podWithLogs("shop", map[string]string{Annotation: "agent"})
+			p.Spec.Containers[0].Name = "fetch-certs"
+			return p
+		}(), in: Input{Namespace: ns, Collector: fields}, want: Clash, wantReason: `"fetch-certs"`},
+		{name: "a collector volume mount naming no volume", pod: deploymentPod("shop", map[string]string{Annotation: "agent"}),
+			in: Input{Namespace: ns, Collector: fields}, want: Clash, wantReason: `volume "app-logs", which neither`},
+		{name: "two configmaps of one name", pod: podWithLogs("shop", map[string]string{Annotation: "agent"}), in: Input{Namespace: ns, Collector: func() *v1beta1.OpenTelemetryCollector {
+			f := fields.DeepCopy()
+			f.Spec.Configmaps = append(f.Spec.Configmaps, f.Spec.Configmaps[0])
+			return f
+		}()}, want: Clash, wantReason: `"configmap-example-config"`},
 		{name: "unrenderable config", pod: deploymentPod("app", map[string]string{Annotation: "true"}), in: Input{Namespace: ns, Collector: broken}, want: Failed, wantReason: "render collector config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,4 +512,61 @@ func TestContainerPortsAndProbe(t *testing.T) {
 	require.Equal(t, int32(13134), container.StartupProbe.HTTPGet.Port.IntVal)
 	require.Nil(t, container.RestartPolicy)
 	require.Equal(t, resource.MustParse("256Mi"), container.Resources.Limits[corev1.ResourceMemory])
+}
+
+func TestContainerPortsMerge(t *testing.T) {
+	t.Parallel()
+	cfg := collectorFromYAML(t, upstreamCollector).Spec.Config
+	// Inferred: jaeger-grpc 14250/TCP and metrics 8888/TCP.
+	port := func(name string, n int32, proto corev1.Protocol) v1beta1.PortsSpec {
+		return v1beta1.PortsSpec{ServicePort: corev1.ServicePort{Name: name, Port: n, Protocol: proto}}
+	}
+	for _, tc := range []struct {
+		name string
+		user []v1beta1.PortsSpec
+		want []string
+	}{
+		{name: "none", want: []string{"jaeger-grpc:14250/TCP", "metrics:8888/TCP"}},
+		{name: "same number drops the inferred port", user: []v1beta1.PortsSpec{port("grpc", 14250, "")}, want: []string{"grpc:14250/TCP", "metrics:8888/TCP"}},
+		{name: "same number, other protocol keeps it", user: []v1beta1.PortsSpec{port("grpc-udp", 14250, corev1.ProtocolUDP)}, want: []string{"grpc-udp:14250/UDP", "jaeger-grpc:14250/TCP", "metrics:8888/TCP"}},
+		{name: "same name renames the inferred port", user: []v1beta1.PortsSpec{port("jaeger-grpc", 9999, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:9999/TCP", "metrics:8888/TCP", "port-14250:14250/TCP"}},
+		{name: "fallback name taken drops it", user: []v1beta1.PortsSpec{port("metrics", 9000, corev1.ProtocolTCP), port("port-8888", 9001, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:14250/TCP", "metrics:9000/TCP", "port-8888:9001/TCP"}},
+		{name: "a repeated user name is renamed", user: []v1beta1.PortsSpec{port("app", 7000, corev1.ProtocolTCP), port("app", 7001, corev1.ProtocolTCP)}, want: []string{"app:7000/TCP", "jaeger-grpc:14250/TCP", "metrics:8888/TCP", "port-7001:7001/TCP"}},
+		{name: "a renamed user port keeps its name from an inferred one", user: []v1beta1.PortsSpec{port("x", 7000, corev1.ProtocolTCP), port("x", 14251, corev1.ProtocolTCP), port("jaeger-grpc", 7002, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:7002/TCP", "metrics:8888/TCP", "port-14250:14250/TCP", "port-14251:14251/TCP", "x:7000/TCP"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			for _, p := range containerPorts(cfg, tc.user) {
+				got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestContainerPortsNoDuplicateNames(t *testing.T) {
+	t.Parallel()
+	c := collectorFromYAML(t, strings.Replace(upstreamCollector, "grpc: {}", "thrift_compact: {}", 1))
+	// Inferred: port-6831/UDP (jaeger-thrift-compact is too long a name).
+	user := []v1beta1.PortsSpec{
+		{ServicePort: corev1.ServicePort{Name: "y", Port: 5000}},
+		{ServicePort: corev1.ServicePort{Name: "y", Port: 6831}},
+	}
+	var got []string
+	for _, p := range containerPorts(c.Spec.Config, user) {
+		got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
+	}
+	// The user's second y became port-6831/TCP; the inferred port-6831/UDP
+	// has no free name left and is dropped rather than named twice.
+	require.Equal(t, []string{"metrics:8888/TCP", "port-6831:6831/TCP", "y:5000/TCP"}, got)
+}
+
+func TestConfigMapVolume(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "configmap-example-config", configMapVolume("example-config"))
+	require.Equal(t, "configmap-app-settings", configMapVolume("app.settings"))
+	long := configMapVolume(strings.Repeat("a", 70))
+	require.Len(t, long, 63)
+	require.Equal(t, "configmap-"+strings.Repeat("a", 53), long)
 }

@@ -29,7 +29,7 @@ type SidecarMetrics struct {
 func NewSidecarMetrics(reg prometheus.Registerer) (*SidecarMetrics, error) {
 	m := &SidecarMetrics{injections: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shardwise_sidecar_injections_total",
-		Help: "Pods asking for a collector sidecar (sidecar.opentelemetry.io/inject), by result (injected, already-injected, name-conflict, opted-out, removed, not-found, ambiguous, not-sidecar, failed).",
+		Help: "Pods asking for a collector sidecar (sidecar.opentelemetry.io/inject), by result (injected, already-injected, name-conflict, pod-conflict, opted-out, removed, not-found, ambiguous, not-sidecar, failed).",
 	}, []string{"result"})}
 	if err := reg.Register(m.injections); err != nil {
 		return nil, fmt.Errorf("register sidecar metrics: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -58,6 +60,44 @@ spec:
 	c.Namespace, c.Name, c.Spec.Mode = ns, name, mode
 	return c
 }
+
+// smokeSidecarInstall is upstream's tests/e2e-sidecar/smoke-sidecar/00-install.yaml,
+// unchanged.
+const smokeSidecarInstall = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: example-config
+data:
+  config.properties: |
+    app.theme=dark
+    app.locale=en_US
+    database.host=db.local
+---
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: sidecar-for-my-app
+spec:
+  mode: sidecar
+  configmaps:
+  - mountpath: /tmp/example-config
+    name: example-config
+  config:
+    receivers:
+      jaeger:
+        protocols:
+          grpc: {}
+    processors: {}
+
+    exporters:
+      debug: {}
+
+    service:
+      pipelines:
+        traces:
+          receivers: [jaeger]
+          exporters: [debug]
+`
 
 // sidecarView renders what the sidecar webhook is responsible for in a
 // stored pod, with the random UIDs of the owners replaced by placeholders.
@@ -190,6 +230,49 @@ func TestSidecarWebhook(t *testing.T) {
 			waitForEvent(t, c, w, "SidecarNotInjected", "already has a container named otc-container")
 		})
 
+		t.Run("upstream smoke-sidecar with configmaps", func(t *testing.T) {
+			t.Parallel()
+			w := newWorkload(t, c, "sc-smoke", nil)
+			// Upstream's manifest, applied unchanged through the API server's
+			// schema (unstructured: no client-side decoding to hide a field).
+			for _, doc := range strings.Split(smokeSidecarInstall, "\n---\n") {
+				u := &unstructured.Unstructured{}
+				require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+				u.SetNamespace(w.ns)
+				require.NoError(t, c.Create(ctx, u), u.GetKind())
+			}
+			require.Eventually(t, func() bool {
+				return op.client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "sidecar-for-my-app"}, &v1beta1.OpenTelemetryCollector{}) == nil
+			}, 20*time.Second, 50*time.Millisecond)
+
+			pod := w.pod("my-deployment-with-sidecar-abcde", map[string]string{sidecar.Annotation: "true"})
+			require.NoError(t, c.Create(ctx, pod))
+			// Upstream's 01-assert.yaml: a volume and a mount named
+			// configmap-example-config, and these variables in this order.
+			otc := collectorContainer(pod)
+			require.NotNil(t, otc)
+			i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "configmap-example-config" })
+			require.GreaterOrEqual(t, i, 0, "no volume configmap-example-config")
+			require.Equal(t, "example-config", pod.Spec.Volumes[i].ConfigMap.Name)
+			require.Contains(t, otc.VolumeMounts, corev1.VolumeMount{Name: "configmap-example-config", MountPath: "/var/conf/tmp/example-config/configmap-example-config"})
+			var env []string
+			for _, e := range otc.Env {
+				env = append(env, e.Name)
+			}
+			require.Equal(t, []string{"POD_NAME", "GOMEMLIMIT", "GOMAXPROCS", "OTEL_CONFIG", "OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "OTEL_RESOURCE_ATTRIBUTES_POD_UID", "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}, env)
+
+			// A pod with its own volume of that name: the API server would
+			// refuse the pod upstream makes; here it is admitted without
+			// the sidecar, and told why.
+			clash := w.pod("my-deployment-with-sidecar-clash", map[string]string{sidecar.Annotation: "true"})
+			clash.Spec.Volumes = []corev1.Volume{{Name: "configmap-example-config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			require.NoError(t, c.Create(ctx, clash))
+			require.Nil(t, collectorContainer(clash))
+			require.Len(t, clash.Spec.Volumes, 1)
+			require.NotContains(t, clash.Labels, sidecar.LabelInjected)
+			waitForEvent(t, c, w, "SidecarNotInjected", `already has a volume named "configmap-example-config"`)
+		})
+
 		t.Run("ambiguous", func(t *testing.T) {
 			t.Parallel()
 			w := newWorkload(t, c, "sc-ambiguous", nil)
@@ -262,6 +345,7 @@ func TestSidecarWebhook(t *testing.T) {
 	require.Equal(t, 2.0, sidecarInjections(t, op.reg, "not-found"))
 	require.Equal(t, 1.0, sidecarInjections(t, op.reg, "not-sidecar"))
 	require.Equal(t, 1.0, sidecarInjections(t, op.reg, "name-conflict"))
+	require.Equal(t, 1.0, sidecarInjections(t, op.reg, "pod-conflict"))
 	require.Equal(t, 2.0, sidecarInjections(t, op.reg, "opted-out"))
 }
 
