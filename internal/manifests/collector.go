@@ -206,7 +206,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 // ServiceAccount, which the injected container (configured through its
 // environment, running as the application pod's account) would not use.
 func sidecarCollector(c *v1beta1.OpenTelemetryCollector) (Collector, error) {
-	if _, err := RenderCollectorConfig(c, ""); err != nil {
+	if _, err := RenderCollectorConfig(c, "", nil); err != nil {
 		return Collector{}, err
 	}
 	return Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}, nil

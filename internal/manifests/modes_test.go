@@ -53,7 +53,7 @@ func TestBuildUpstreamModesGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := manifests.BuildCollector(upstreamCollector(t, filepath.Base(f)), settings)
+			got, err := manifests.BuildCollector(upstreamCollector(t, filepath.Base(f)), settings, nil)
 			require.NoError(t, err)
 			golden(t, "modes-"+name, render(t, got.Objects))
 		})
@@ -62,7 +62,7 @@ func TestBuildUpstreamModesGolden(t *testing.T) {
 
 func TestBuildDeploymentMode(t *testing.T) {
 	t.Parallel()
-	got, err := manifests.BuildCollector(upstreamCollector(t, "smoke-simplest.yaml"), settings)
+	got, err := manifests.BuildCollector(upstreamCollector(t, "smoke-simplest.yaml"), settings, nil)
 	require.NoError(t, err)
 	d, ok := find[*appsv1.Deployment](got.Objects)
 	require.True(t, ok, "mode absent is deployment")
@@ -108,7 +108,7 @@ func TestBuildAutoscaler(t *testing.T) {
 			require.NoError(t, yamlUnmarshal(doc, &patch))
 			c.Spec.Autoscaler = patch.Spec.Autoscaler
 			c.Spec.Replicas = patch.Spec.Replicas
-			got, err := manifests.BuildCollector(c, settings)
+			got, err := manifests.BuildCollector(c, settings, nil)
 			require.NoError(t, err)
 			hpa, ok := find[*autoscalingv2.HorizontalPodAutoscaler](got.Objects)
 			require.True(t, ok)
@@ -130,7 +130,7 @@ func TestBuildDaemonSetMode(t *testing.T) {
 	t.Parallel()
 	c := upstreamCollector(t, "smoke-daemonset.yaml")
 	c.Spec.HostNetwork = ptr.To(true)
-	got, err := manifests.BuildCollector(c, settings)
+	got, err := manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	ds, ok := find[*appsv1.DaemonSet](got.Objects)
 	require.True(t, ok)
@@ -150,7 +150,7 @@ func TestBuildSidecarMode(t *testing.T) {
 	t.Parallel()
 	c := upstreamCollector(t, "smoke-simplest.yaml")
 	c.Spec.Mode = v1beta1.ModeSidecar
-	got, err := manifests.BuildCollector(c, settings)
+	got, err := manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	require.Empty(t, got.Objects, "the webhook injects the collector; the operator builds nothing")
 	require.Equal(t, map[string]string{manifests.LabelSidecarInjected: "observability.simplest"}, got.Selector)
@@ -165,7 +165,7 @@ func TestUserPortsMerge(t *testing.T) {
 	var patch v1beta1.OpenTelemetryCollector
 	require.NoError(t, yamlUnmarshal("spec:\n  ports:\n  - name: jaeger-grpc\n    port: 9999\n    hostPort: 9999\n  - name: mine\n    port: 4318\n", &patch))
 	c.Spec.Ports = patch.Spec.Ports
-	got, err := manifests.BuildCollector(c, settings)
+	got, err := manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	var base *corev1.Service
 	for _, o := range got.Objects {

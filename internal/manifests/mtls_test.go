@@ -76,18 +76,18 @@ func TestMTLSCollectorAndAllocatorAgree(t *testing.T) {
 	require.Contains(t, rendered, "ca_file: /tls/ca.crt\n")
 	require.Contains(t, rendered, "cert_file: /tls/tls.crt\n")
 	require.Contains(t, rendered, "key_file: /tls/tls.key\n")
-	sts := find[*appsv1.StatefulSet](t, c.Objects)
+	sts := mustFind[*appsv1.StatefulSet](t, c.Objects)
 	clientSecret := secretAt(t, sts.Spec.Template.Spec, "/tls")
 
 	ta := allocatorFromExample(t, mtlsExample)
 	got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta}, settings)
 	require.NoError(t, err)
-	cfg := find[*corev1.ConfigMap](t, got.Objects).Data[manifests.TargetAllocatorConfigKey]
+	cfg := mustFind[*corev1.ConfigMap](t, got.Objects).Data[manifests.TargetAllocatorConfigKey]
 	require.Contains(t, cfg, "https:\n  ca_file_path: /tls/ca.crt\n  enabled: true\n  listen_addr: :8443\n  tls_cert_file_path: /tls/tls.crt\n  tls_key_file_path: /tls/tls.key\n")
-	dep := find[*appsv1.Deployment](t, got.Objects)
+	dep := mustFind[*appsv1.Deployment](t, got.Objects)
 	serverSecret := secretAt(t, dep.Spec.Template.Spec, "/tls")
 	require.Contains(t, dep.Spec.Template.Spec.Containers[0].Ports, corev1.ContainerPort{Name: "https", ContainerPort: 8443, Protocol: corev1.ProtocolTCP})
-	svc := find[*corev1.Service](t, got.Objects)
+	svc := mustFind[*corev1.Service](t, got.Objects)
 	require.Equal(t, "collector-with-ta-targetallocator", svc.Name)
 	require.Contains(t, svc.Spec.Ports, corev1.ServicePort{Name: "targetallocation-https", Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("https")})
 
@@ -124,9 +124,9 @@ func TestMTLSReferencedAllocator(t *testing.T) {
 	secured, err := manifests.BuildCollector(c, settings, shared)
 	require.NoError(t, err)
 	require.NotEqual(t, plain.ConfigHash, secured.ConfigHash)
-	cm := find[*corev1.ConfigMap](t, secured.Objects)
+	cm := mustFind[*corev1.ConfigMap](t, secured.Objects)
 	require.Contains(t, cm.Data[manifests.CollectorConfigKey], "endpoint: https://shared-targetallocator:443\n")
-	require.Equal(t, manifests.ClientCertificateName("shared"), secretAt(t, find[*appsv1.StatefulSet](t, secured.Objects).Spec.Template.Spec, "/tls"))
+	require.Equal(t, manifests.ClientCertificateName("shared"), secretAt(t, mustFind[*appsv1.StatefulSet](t, secured.Objects).Spec.Template.Spec, "/tls"))
 }
 
 // TestMTLSInvalid: user-provided mtls without its certificates is an error
@@ -146,7 +146,7 @@ func TestMTLSInvalid(t *testing.T) {
 	}
 }
 
-func find[T any](t *testing.T, objs []client.Object) T {
+func mustFind[T any](t *testing.T, objs []client.Object) T {
 	t.Helper()
 	for _, o := range objs {
 		if v, ok := o.(T); ok {
