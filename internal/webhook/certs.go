@@ -23,23 +23,29 @@ type SelfManagedTLS struct {
 	MutatingWebhookConfiguration string
 }
 
+// ConversionCRD is the CRD whose conversion webhook the rotator keeps the CA of.
+const ConversionCRD = "opentelemetrycollectors.opentelemetry.io"
+
 // AddCertRotator adds open-policy-agent/cert-controller's rotator to mgr:
 // it generates a CA and a serving certificate into the Secret, renews them
 // before they expire and writes the CA into the webhook configuration's
-// caBundle. The returned channel is closed once the certificate is mounted
+// caBundle and the collector CRD's conversion webhook. The returned channel is closed once the certificate is mounted
 // at CertDir and the CA injected: pass it to Setup as the gate.
 func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, error) {
 	ready := make(chan struct{})
 	dns := fmt.Sprintf("%s.%s.svc", o.Service, o.Secret.Namespace)
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:            o.Secret,
-		CertDir:              o.CertDir,
-		CAName:               "shardwise-operator-ca",
-		CAOrganization:       "shardwise",
-		DNSName:              dns,
-		ExtraDNSNames:        []string{dns + ".cluster.local"},
-		IsReady:              ready,
-		Webhooks:             []rotator.WebhookInfo{{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating}},
+		SecretKey:      o.Secret,
+		CertDir:        o.CertDir,
+		CAName:         "shardwise-operator-ca",
+		CAOrganization: "shardwise",
+		DNSName:        dns,
+		ExtraDNSNames:  []string{dns + ".cluster.local"},
+		IsReady:        ready,
+		Webhooks: []rotator.WebhookInfo{
+			{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating},
+			{Name: ConversionCRD, Type: rotator.CRDConversion},
+		},
 		EnableReadinessCheck: true,
 		// Every replica serves the webhook, so every replica keeps the
 		// certificate fresh; writes are idempotent.
