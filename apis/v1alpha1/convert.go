@@ -28,9 +28,10 @@ import (
 //     when converting back would not reproduce it (fields v1alpha1 lacks, such
 //     as readinessProbe or configVersions; selectors with matchExpressions).
 //
-// A stash is used only while it still converts to exactly the spec it
-// accompanies: after an edit through the other version it no longer does and
-// the field-by-field conversion wins. Each conversion drops the stash of the
+// A stash is used only while it still converts to the spec it accompanies,
+// up to fields the API server added since (schema defaults): after an edit
+// through the other version it no longer does and the field-by-field
+// conversion wins. Each conversion drops the stash of the
 // version it produces, so stashes never pile up.
 const (
 	AnnotationV1alpha1Spec = "shardwise.io/v1alpha1-spec"
@@ -69,7 +70,7 @@ func ToV1beta1(src *OpenTelemetryCollector, dst *v1beta1.OpenTelemetryCollector)
 		delete(annotations, AnnotationV1beta1Spec)
 		var orig v1beta1.OpenTelemetryCollectorSpec
 		if json.Unmarshal([]byte(stashed), &orig) == nil {
-			if back, err := specFromV1beta1(&orig); err == nil && equality.Semantic.DeepEqual(*back, src.Spec) {
+			if back, err := specFromV1beta1(&orig); err == nil && subset(back, &src.Spec) {
 				spec = &orig
 			}
 		}
@@ -98,7 +99,7 @@ func FromV1beta1(src *v1beta1.OpenTelemetryCollector, dst *OpenTelemetryCollecto
 		delete(annotations, AnnotationV1alpha1Spec)
 		var orig OpenTelemetryCollectorSpec
 		if json.Unmarshal([]byte(stashed), &orig) == nil {
-			if back, err := specToV1beta1(&orig); err == nil && equality.Semantic.DeepEqual(*back, src.Spec) {
+			if back, err := specToV1beta1(&orig); err == nil && subset(back, &src.Spec) {
 				spec = &orig
 			}
 		}
@@ -125,6 +126,41 @@ func stash(annotations map[string]string, key string, spec any) (map[string]stri
 	}
 	annotations[key] = string(b)
 	return annotations, nil
+}
+
+// subset reports whether every field set in a's JSON form is set to the same
+// value in b's: b may have more, such as the defaults the API server applied
+// after the conversion that wrote the stash. Lists compare whole.
+func subset(a, b any) bool {
+	var ma, mb any
+	for _, p := range []struct {
+		in  any
+		out *any
+	}{{a, &ma}, {b, &mb}} {
+		j, err := json.Marshal(p.in)
+		if err != nil || json.Unmarshal(j, p.out) != nil {
+			return false
+		}
+	}
+	return jsonSubset(ma, mb)
+}
+
+func jsonSubset(a, b any) bool {
+	am, ok := a.(map[string]any)
+	if !ok {
+		return equality.Semantic.DeepEqual(a, b)
+	}
+	bm, ok := b.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, av := range am {
+		bv, ok := bm[k]
+		if !ok || !jsonSubset(av, bv) {
+			return false
+		}
+	}
+	return true
 }
 
 func emptyToNil(m map[string]string) map[string]string {
