@@ -21,10 +21,13 @@ type SelfManagedTLS struct {
 	CertDir string
 	// MutatingWebhookConfiguration gets the CA in its caBundle.
 	MutatingWebhookConfiguration string
+	// ConversionCRD, when set, is a CRD whose conversion webhook gets the CA
+	// in its caBundle (CollectorCRD in the operator).
+	ConversionCRD string
 }
 
-// ConversionCRD is the CRD whose conversion webhook the rotator keeps the CA of.
-const ConversionCRD = "opentelemetrycollectors.opentelemetry.io"
+// CollectorCRD is the CRD whose conversion webhook the operator serves.
+const CollectorCRD = "opentelemetrycollectors.opentelemetry.io"
 
 // AddCertRotator adds open-policy-agent/cert-controller's rotator to mgr:
 // it generates a CA and a serving certificate into the Secret, renews them
@@ -34,18 +37,19 @@ const ConversionCRD = "opentelemetrycollectors.opentelemetry.io"
 func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, error) {
 	ready := make(chan struct{})
 	dns := fmt.Sprintf("%s.%s.svc", o.Service, o.Secret.Namespace)
+	webhooks := []rotator.WebhookInfo{{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating}}
+	if o.ConversionCRD != "" {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.ConversionCRD, Type: rotator.CRDConversion})
+	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      o.Secret,
-		CertDir:        o.CertDir,
-		CAName:         "shardwise-operator-ca",
-		CAOrganization: "shardwise",
-		DNSName:        dns,
-		ExtraDNSNames:  []string{dns + ".cluster.local"},
-		IsReady:        ready,
-		Webhooks: []rotator.WebhookInfo{
-			{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating},
-			{Name: ConversionCRD, Type: rotator.CRDConversion},
-		},
+		SecretKey:            o.Secret,
+		CertDir:              o.CertDir,
+		CAName:               "shardwise-operator-ca",
+		CAOrganization:       "shardwise",
+		DNSName:              dns,
+		ExtraDNSNames:        []string{dns + ".cluster.local"},
+		IsReady:              ready,
+		Webhooks:             webhooks,
 		EnableReadinessCheck: true,
 		// Every replica serves the webhook, so every replica keeps the
 		// certificate fresh; writes are idempotent.
