@@ -41,21 +41,21 @@ const (
 var _ conversion.Convertible = (*OpenTelemetryCollector)(nil)
 
 // ConvertTo converts this collector to the hub, v1beta1.
-func (src *OpenTelemetryCollector) ConvertTo(dstRaw conversion.Hub) error {
-	dst, ok := dstRaw.(*v1beta1.OpenTelemetryCollector)
+func (c *OpenTelemetryCollector) ConvertTo(hub conversion.Hub) error {
+	dst, ok := hub.(*v1beta1.OpenTelemetryCollector)
 	if !ok {
-		return fmt.Errorf("convert v1alpha1 OpenTelemetryCollector to %T: unsupported hub", dstRaw)
+		return fmt.Errorf("convert v1alpha1 OpenTelemetryCollector to %T: unsupported hub", hub)
 	}
-	return ToV1beta1(src, dst)
+	return ToV1beta1(c, dst)
 }
 
 // ConvertFrom converts the hub, v1beta1, to this collector.
-func (dst *OpenTelemetryCollector) ConvertFrom(srcRaw conversion.Hub) error {
-	src, ok := srcRaw.(*v1beta1.OpenTelemetryCollector)
+func (c *OpenTelemetryCollector) ConvertFrom(hub conversion.Hub) error {
+	src, ok := hub.(*v1beta1.OpenTelemetryCollector)
 	if !ok {
-		return fmt.Errorf("convert %T to v1alpha1 OpenTelemetryCollector: unsupported hub", srcRaw)
+		return fmt.Errorf("convert %T to v1alpha1 OpenTelemetryCollector: unsupported hub", hub)
 	}
-	return FromV1beta1(src, dst)
+	return FromV1beta1(src, c)
 }
 
 // ToV1beta1 converts src to dst field by field, with the stashes described at
