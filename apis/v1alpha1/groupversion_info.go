@@ -19,6 +19,7 @@ var (
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &TargetAllocator{}, &TargetAllocatorList{}, &Instrumentation{}, &InstrumentationList{})
 	s.AddKnownTypes(GroupVersion, &OpAMPBridge{}, &OpAMPBridgeList{})
+	s.AddKnownTypes(GroupVersion, &OpenTelemetryCollector{}, &OpenTelemetryCollectorList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

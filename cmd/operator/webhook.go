@@ -120,6 +120,7 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions, collectorImage string)
 	if w.certManagement == "self" {
 		tls := w.selfTLS
 		tls.CertDir = w.certDir
+		tls.ConversionCRD = webhookpkg.CollectorCRD
 		var err error
 		if gate, err = webhookpkg.AddCertRotator(mgr, tls); err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -53,6 +54,10 @@ type Options struct {
 	// install. envtest rewrites them to call a local server over TLS and
 	// generates the serving certificate; see Env.Webhook.
 	WebhookPaths []string
+	// Scheme, when set with WebhookPaths, makes envtest point the conversion
+	// webhook of every CRD whose kind is Convertible in Scheme at the local
+	// webhook server's /convert (over TLS with its CA).
+	Scheme *k8sruntime.Scheme
 }
 
 // Start starts a control plane with the CRDs found in crdDirs installed.
@@ -71,6 +76,7 @@ func StartWith(o Options) (*Env, error) {
 		CRDDirectoryPaths:     o.CRDDirs,
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: o.WebhookPaths},
+		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: o.Scheme},
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -21,16 +21,26 @@ type SelfManagedTLS struct {
 	CertDir string
 	// MutatingWebhookConfiguration gets the CA in its caBundle.
 	MutatingWebhookConfiguration string
+	// ConversionCRD, when set, is a CRD whose conversion webhook gets the CA
+	// in its caBundle (CollectorCRD in the operator).
+	ConversionCRD string
 }
+
+// CollectorCRD is the CRD whose conversion webhook the operator serves.
+const CollectorCRD = "opentelemetrycollectors.opentelemetry.io"
 
 // AddCertRotator adds open-policy-agent/cert-controller's rotator to mgr:
 // it generates a CA and a serving certificate into the Secret, renews them
 // before they expire and writes the CA into the webhook configuration's
-// caBundle. The returned channel is closed once the certificate is mounted
+// caBundle and the collector CRD's conversion webhook. The returned channel is closed once the certificate is mounted
 // at CertDir and the CA injected: pass it to Setup as the gate.
 func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, error) {
 	ready := make(chan struct{})
 	dns := fmt.Sprintf("%s.%s.svc", o.Service, o.Secret.Namespace)
+	webhooks := []rotator.WebhookInfo{{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating}}
+	if o.ConversionCRD != "" {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.ConversionCRD, Type: rotator.CRDConversion})
+	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:            o.Secret,
 		CertDir:              o.CertDir,
@@ -39,7 +49,7 @@ func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, err
 		DNSName:              dns,
 		ExtraDNSNames:        []string{dns + ".cluster.local"},
 		IsReady:              ready,
-		Webhooks:             []rotator.WebhookInfo{{Name: o.MutatingWebhookConfiguration, Type: rotator.Mutating}},
+		Webhooks:             webhooks,
 		EnableReadinessCheck: true,
 		// Every replica serves the webhook, so every replica keeps the
 		// certificate fresh; writes are idempotent.

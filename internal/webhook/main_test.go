@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 	code := testenv.MainWith(m, &env, testenv.Options{
 		CRDDirs:      []string{filepath.Join(testenv.Root(), "config", "crd", "bases")},
 		WebhookPaths: []string{filepath.Join(testenv.Root(), "config", "webhook", "manifests.yaml")},
+		// The collector CRD's conversion webhook calls the test's server.
+		Scheme: testScheme(nil),
 	})
 	if code == 0 {
 		if err := goleak.Find(append(testenv.LeakIgnores(),

@@ -11,11 +11,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/shardwise/shardwise/internal/instrumentation"
 )
 
-// Setup registers the pod webhook on mgr's webhook server, its metrics with
+// ConvertPath is where the CRD conversion webhook is served: it converts
+// OpenTelemetryCollector between v1alpha1 and v1beta1 through the hub
+// (apis/v1alpha1.ToV1beta1), for every Convertible type in mgr's scheme.
+const ConvertPath = "/convert"
+
+// Setup registers the pod webhook and the conversion webhook on mgr's webhook server, its metrics with
 // reg, and the readiness checks that keep the operator unready until the
 // server serves TLS with a loadable certificate from certDir. Further pod
 // mutators (the collector sidecar) go before the instrumentation one.
@@ -35,6 +41,7 @@ func Setup(mgr manager.Manager, s instrumentation.Settings, reg prometheus.Regis
 	register := func() {
 		srv := mgr.GetWebhookServer()
 		srv.Register(PodPath, &admission.Webhook{Handler: handler})
+		srv.Register(ConvertPath, conversion.NewWebhookHandler(mgr.GetScheme(), conversion.NewRegistry()))
 		check := srv.StartedChecker()
 		started.Store(&check)
 	}

@@ -31,9 +31,14 @@ import (
 
 func testScheme(t testing.TB) *runtime.Scheme {
 	s := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(s))
-	require.NoError(t, v1alpha1.AddToScheme(s))
-	require.NoError(t, v1beta1.AddToScheme(s))
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, v1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			if t == nil {
+				panic(err) // TestMain: a scheme that cannot be built is a programming error
+			}
+			require.NoError(t, err)
+		}
+	}
 	return s
 }
 
