@@ -68,14 +68,14 @@ func TestConversionWebhook(t *testing.T) {
 
 	var alphaBuilt manifests.Collector
 	s := manifests.Settings{CollectorImage: "otelcol:1"}
-	alphaBuilt, err = manifests.BuildCollector(&alphaAsBeta, s)
+	alphaBuilt, err = manifests.BuildCollector(&alphaAsBeta, s, nil)
 	require.NoError(t, err)
 	alphaAsBeta.Namespace = nsBeta
 	alphaAsBeta.UID, alphaAsBeta.ResourceVersion, alphaAsBeta.CreationTimestamp = beta.UID, beta.ResourceVersion, beta.CreationTimestamp
 	alphaAsBeta.Annotations, alphaAsBeta.ManagedFields = beta.Annotations, beta.ManagedFields
-	twinBuilt, err := manifests.BuildCollector(&alphaAsBeta, s)
+	twinBuilt, err := manifests.BuildCollector(&alphaAsBeta, s, nil)
 	require.NoError(t, err)
-	betaBuilt, err := manifests.BuildCollector(&beta, s)
+	betaBuilt, err := manifests.BuildCollector(&beta, s, nil)
 	require.NoError(t, err)
 	require.Equal(t, betaBuilt, twinBuilt, "the operator builds the same objects for both")
 	require.NotEmpty(t, alphaBuilt.Objects)
