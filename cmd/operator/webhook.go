@@ -30,6 +30,9 @@ type webhookOptions struct {
 	// certManagement is cert-manager, self or none.
 	certManagement string
 	selfTLS        webhookpkg.SelfManagedTLS
+	// conversionCA is --webhook-conversion-ca: with a self-managed
+	// certificate, also keep the collector CRD's conversion caBundle.
+	conversionCA bool
 }
 
 // defaultCertDir is controller-runtime's default serving certificate directory.
@@ -49,6 +52,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.selfTLS.Secret.Name, "webhook-secret-name", "shardwise-webhook-server-cert", "Secret holding the self-managed certificate, mounted at --webhook-cert-dir.")
 	fs.StringVar(&w.selfTLS.Service, "webhook-service-name", "shardwise-webhook-service", "Webhook Service the self-managed certificate is issued for.")
 	fs.StringVar(&w.selfTLS.MutatingWebhookConfiguration, "webhook-configuration-name", "shardwise-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the operator keeps (self-managed certificate).")
+	fs.BoolVar(&w.conversionCA, "webhook-conversion-ca", true, "With --webhook-cert-management=self, also inject the CA into the OpenTelemetryCollector CRD's conversion webhook (false when the CRD has none, as with the Helm chart's CRDs).")
 	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
 	fs.BoolVar(&w.sidecar, "enable-sidecar-injection", true, "Inject the collector sidecar (mode: sidecar) into pods annotated sidecar.opentelemetry.io/inject.")
 	w.images = map[instrumentation.Language]*string{}
@@ -120,7 +124,9 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions, collectorImage string)
 	if w.certManagement == "self" {
 		tls := w.selfTLS
 		tls.CertDir = w.certDir
-		tls.ConversionCRD = webhookpkg.CollectorCRD
+		if w.conversionCA {
+			tls.ConversionCRD = webhookpkg.CollectorCRD
+		}
 		var err error
 		if gate, err = webhookpkg.AddCertRotator(mgr, tls); err != nil {
 			return err
