@@ -30,7 +30,7 @@ const (
 type Action int
 
 const (
-	// None: neither the pod nor its namespace says anything.
+	// None means neither the pod nor its namespace says anything.
 	None Action = iota
 	// Inject a sidecar of the collector the request names.
 	Inject

@@ -63,7 +63,8 @@ const (
 	// Service and its EndpointSlices carry both, the ServiceMonitor scrapes
 	// metrics, so half of the discovered targets are dropped by relabeling.
 	MetricsPort = 9090
-	HTTPPort    = 8080
+	// HTTPPort is the application port next to MetricsPort.
+	HTTPPort = 8080
 	// podsPerNode is how densely pods are packed on (fictitious) nodes.
 	podsPerNode = 110
 	// maxNamespaces is the number of team namespaces per allocator.
