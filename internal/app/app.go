@@ -72,6 +72,7 @@ const (
 func Run(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	log := opts.Logger
+	disableWatchList()
 
 	cfg, err := loadConfig(opts.ConfigFile, opts.Flags)
 	if err != nil {
