@@ -462,7 +462,7 @@ func (r *operatorRun) loop(ctx context.Context) error {
 				if selector, store, err := r.newSelector(); err != nil {
 					w.log.Error("generate scrape configs", "err", err)
 				} else {
-					w.generate(ctx, selector, store, r.active, &r.transientErr)
+					w.generate(ctx, selector, store, r.active, r.recorder, &r.transientErr)
 				}
 				pending, last = false, time.Now()
 			}
@@ -513,8 +513,8 @@ func (w *OperatorWatcher) served(k kindInfo) (bool, error) {
 
 // generate selects the resources, generates the scrape configs and hands
 // them to the sink. On error it keeps the previous set.
-func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, transient *error) {
-	scs, err := w.generateConfigs(ctx, sel, store, active)
+func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, rec record.EventRecorder, transient *error) {
+	scs, err := w.generateConfigs(ctx, sel, store, active, rec)
 	if err == nil && *transient != nil {
 		err = fmt.Errorf("read referenced secrets and configmaps: %w", *transient)
 	}
@@ -529,7 +529,11 @@ func (w *OperatorWatcher) generate(ctx context.Context, sel *prometheus.Resource
 	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
 }
 
-func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers) (scs []*promconfig.ScrapeConfig, err error) {
+// generateConfigs selects the resources and generates their scrape configs.
+// A resource whose job Prometheus refuses is left out, counted in
+// shardwise_allocator_invalid_resources and, when rec is not nil, given a
+// Warning event.
+func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceSelector, store *assets.StoreBuilder, active map[string]kindInformers, rec record.EventRecorder) (scs []*promconfig.ScrapeConfig, err error) {
 	// prometheus-operator's generator panics on some inputs; a resource must
 	// never take the allocator down, so a panic fails this generation only.
 	defer func() {
@@ -570,10 +574,19 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 		return nil, fmt.Errorf("select scrape configs: %w", err)
 	}
 	vsm, vpm, vpr, vsc := sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()
-	w.metrics.invalidResource.WithLabelValues(KindServiceMonitor).Set(float64(len(sms) - len(vsm)))
-	w.metrics.invalidResource.WithLabelValues(KindPodMonitor).Set(float64(len(pms) - len(vpm)))
-	w.metrics.invalidResource.WithLabelValues(KindProbe).Set(float64(len(probes) - len(vpr)))
-	w.metrics.invalidResource.WithLabelValues(KindScrapeConfig).Set(float64(len(scrapeCfgs) - len(vsc)))
+	// Invalid by prometheus-operator's checks, plus (below) those whose job
+	// Prometheus refuses.
+	invalid := map[string]int{
+		KindServiceMonitor: len(sms) - len(vsm),
+		KindPodMonitor:     len(pms) - len(vpm),
+		KindProbe:          len(probes) - len(vpr),
+		KindScrapeConfig:   len(scrapeCfgs) - len(vsc),
+	}
+	defer func() {
+		for kind, n := range invalid {
+			w.metrics.invalidResource.WithLabelValues(kind).Set(float64(n))
+		}
+	}()
 
 	load := func(sm map[string]*monitoringv1.ServiceMonitor, pm map[string]*monitoringv1.PodMonitor, pr map[string]*monitoringv1.Probe, sc map[string]*monitoringv1alpha1.ScrapeConfig) (*promconfig.Config, error) {
 		b, err := w.gen.GenerateServerConfiguration(w.prom, sm, pm, pr, sc, store, nil, nil, nil, []string{})
@@ -595,35 +608,39 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 	// CRD) must fail alone: keep the resources whose jobs load on their own.
 	w.log.Warn("the generated configuration does not load; generating each resource alone to leave out the ones that fail", "err", err)
 	var rejected []string
-	reject := func(kind, key string, err error) {
+	reject := func(kind, key string, obj runtime.Object, err error) {
 		rejected = append(rejected, kind+" "+key)
+		invalid[kind]++
 		w.log.Warn("resource left out: Prometheus refuses its scrape config", "kind", kind, "resource", key, "err", err)
+		if rec != nil {
+			rec.Eventf(obj, corev1.EventTypeWarning, "InvalidConfiguration", "left out by the shardwise allocator: Prometheus refuses its scrape config: %v", err)
+		}
 	}
 	sm, pm, pr, sc := map[string]*monitoringv1.ServiceMonitor{}, map[string]*monitoringv1.PodMonitor{}, map[string]*monitoringv1.Probe{}, map[string]*monitoringv1alpha1.ScrapeConfig{}
 	for k, v := range vsm {
 		if _, err := load(map[string]*monitoringv1.ServiceMonitor{k: v}, nil, nil, nil); err != nil {
-			reject(KindServiceMonitor, k, err)
+			reject(KindServiceMonitor, k, v, err)
 			continue
 		}
 		sm[k] = v
 	}
 	for k, v := range vpm {
 		if _, err := load(nil, map[string]*monitoringv1.PodMonitor{k: v}, nil, nil); err != nil {
-			reject(KindPodMonitor, k, err)
+			reject(KindPodMonitor, k, v, err)
 			continue
 		}
 		pm[k] = v
 	}
 	for k, v := range vpr {
 		if _, err := load(nil, nil, map[string]*monitoringv1.Probe{k: v}, nil); err != nil {
-			reject(KindProbe, k, err)
+			reject(KindProbe, k, v, err)
 			continue
 		}
 		pr[k] = v
 	}
 	for k, v := range vsc {
 		if _, err := load(nil, nil, nil, map[string]*monitoringv1alpha1.ScrapeConfig{k: v}); err != nil {
-			reject(KindScrapeConfig, k, err)
+			reject(KindScrapeConfig, k, v, err)
 			continue
 		}
 		sc[k] = v

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus-operator/prometheus-operator/pkg/operator"
 	"github.com/prometheus-operator/prometheus-operator/pkg/prometheus"
 	prometheusclient "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v2"
@@ -99,7 +100,7 @@ func FuzzOperatorResources(f *testing.F) {
 			}
 		}
 
-		scs, err := w.generateConfigs(context.Background(), fuzzSelector(t, w), fuzzStore(), active)
+		scs, err := w.generateConfigs(context.Background(), fuzzSelector(t, w), fuzzStore(), active, nil)
 		require.NoError(t, err, "a fuzzed object fails the whole generation:\n%s", doc)
 		jobs := make([]string, 0, len(scs))
 		for _, sc := range scs {
@@ -172,4 +173,48 @@ func fuzzStore() *assets.StoreBuilder {
 	return assets.NewStoreBuilder(
 		restrictedConfigMaps{allowed: none, transient: func(error) {}},
 		restrictedSecrets{allowed: none, transient: func(error) {}})
+}
+
+// TestRefusedJobReported: a ScrapeConfig prometheus-operator accepts but
+// whose job Prometheus refuses (an http_sd URL without a scheme: the CRD's
+// pattern refuses it, an older or edited CRD may not) is left out
+// alone, and not only in the log: it is counted in
+// shardwise_allocator_invalid_resources and gets a Warning event, while
+// the valid ServiceMonitor beside it keeps its job.
+func TestRefusedJobReported(t *testing.T) {
+	t.Parallel()
+	m, err := NewMetrics(prometheusclient.NewRegistry())
+	require.NoError(t, err)
+	w, err := NewOperatorWatcher(nil, nil, nil, OperatorWatcherOptions{
+		Namespace: "fuzz",
+		Metrics:   m,
+		Config: PrometheusCRConfig{
+			Enabled:                         true,
+			ServiceMonitorSelector:          &metav1.LabelSelector{},
+			ServiceMonitorNamespaceSelector: &metav1.LabelSelector{},
+			ScrapeConfigSelector:            &metav1.LabelSelector{},
+			ScrapeConfigNamespaceSelector:   &metav1.LabelSelector{},
+		},
+	})
+	require.NoError(t, err)
+	var good monitoringv1.ServiceMonitor
+	require.NoError(t, sigsyaml.Unmarshal([]byte(fuzzGood), &good))
+	good.Namespace = "fuzz"
+	bad, kind := decodeMonitoringObject([]byte("apiVersion: monitoring.coreos.com/v1alpha1\nkind: ScrapeConfig\nmetadata: {name: bad, namespace: fuzz}\nspec:\n  httpSDConfigs: [{url: 'not a url'}]\n"))
+	require.Equal(t, KindScrapeConfig, kind)
+	active := map[string]kindInformers{KindPodMonitor: {}, KindProbe: {}}
+	for kind, o := range map[string]runtime.Object{KindServiceMonitor: &good, KindScrapeConfig: bad} {
+		inf := newIndexOnlyInformer(o)
+		require.NoError(t, inf.GetIndexer().Add(o))
+		active[kind] = kindInformers{metav1.NamespaceAll: inf}
+	}
+	rec := record.NewFakeRecorder(10)
+	scs, err := w.generateConfigs(t.Context(), fuzzSelector(t, w), fuzzStore(), active, rec)
+	require.NoError(t, err)
+	require.Len(t, scs, 1)
+	require.Equal(t, "serviceMonitor/fuzz/good/0", scs[0].JobName)
+	require.Equal(t, 1.0, testutil.ToFloat64(m.invalidResource.WithLabelValues(KindScrapeConfig)))
+	require.Equal(t, 0.0, testutil.ToFloat64(m.invalidResource.WithLabelValues(KindServiceMonitor)))
+	require.Len(t, rec.Events, 1)
+	require.Contains(t, <-rec.Events, "Warning InvalidConfiguration left out by the shardwise allocator: Prometheus refuses its scrape config")
 }
