@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/shardwise/shardwise/internal/clientgo"
 	ctrlpkg "github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/manifests"
@@ -126,6 +127,8 @@ func serve(ctx context.Context, o options) error {
 	if o.watchNamespace != "" {
 		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{o.watchNamespace: {}}
 	}
+	// Before any client exists: see clientgo.DisableWatchList.
+	clientgo.DisableWatchList()
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/clientgo"
 	"github.com/shardwise/shardwise/server"
 )
 
@@ -72,7 +73,7 @@ const (
 func Run(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	log := opts.Logger
-	disableWatchList()
+	clientgo.DisableWatchList()
 
 	cfg, err := loadConfig(opts.ConfigFile, opts.Flags)
 	if err != nil {

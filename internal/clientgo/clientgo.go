@@ -1,4 +1,6 @@
-package app
+// Package clientgo holds process-wide client-go settings the shardwise
+// programs share.
+package clientgo
 
 import (
 	"os"
@@ -8,10 +10,10 @@ import (
 )
 
 // watchListEnv is the variable with which client-go lets a user choose
-// streaming lists; when it is set, the allocator leaves the choice alone.
+// streaming lists; when it is set, DisableWatchList leaves the choice alone.
 const watchListEnv = "KUBE_FEATURE_" + string(clientfeatures.WatchListClient)
 
-// disableWatchList turns client-go's WatchListClient feature (streaming
+// DisableWatchList turns client-go's WatchListClient feature (streaming
 // lists, on by default since 1.35) off for every informer of the process,
 // unless KUBE_FEATURE_WatchListClient says otherwise.
 //
@@ -19,10 +21,10 @@ const watchListEnv = "KUBE_FEATURE_" + string(clientfeatures.WatchListClient)
 // streaming path sleeps its retry backoff (up to 30 s, twice that with
 // jitter) without watching its stop channel (client-go v0.37
 // tools/cache/reflector.go, watchList), so informers, and with them the
-// allocator, took up to a minute to stop, past a pod's termination grace
+// program, took up to a minute to stop, past a pod's termination grace
 // period. The list-then-watch path it falls back to is what client-go used
 // before 1.35, backs off the same way and stops at once.
-var disableWatchList = sync.OnceFunc(func() {
+var DisableWatchList = sync.OnceFunc(func() {
 	if _, set := os.LookupEnv(watchListEnv); set {
 		return
 	}
