@@ -54,20 +54,7 @@ func FuzzOperatorResources(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	w, err := NewOperatorWatcher(nil, nil, nil, OperatorWatcherOptions{
-		Namespace: "fuzz",
-		Config: PrometheusCRConfig{
-			Enabled:                         true,
-			ServiceMonitorSelector:          &metav1.LabelSelector{},
-			ServiceMonitorNamespaceSelector: &metav1.LabelSelector{},
-			PodMonitorSelector:              &metav1.LabelSelector{},
-			PodMonitorNamespaceSelector:     &metav1.LabelSelector{},
-			ProbeSelector:                   &metav1.LabelSelector{},
-			ProbeNamespaceSelector:          &metav1.LabelSelector{},
-			ScrapeConfigSelector:            &metav1.LabelSelector{},
-			ScrapeConfigNamespaceSelector:   &metav1.LabelSelector{},
-		},
-	})
+	w, err := newFuzzWatcher(nil)
 	require.NoError(f, err)
 	var good monitoringv1.ServiceMonitor
 	require.NoError(f, sigsyaml.Unmarshal([]byte(fuzzGood), &good))
@@ -115,6 +102,23 @@ func FuzzOperatorResources(f *testing.F) {
 		}
 		_, err = promconfig.Load(string(out), nil)
 		require.NoError(t, err, "served scrape configs do not reload:\n%s", out)
+	})
+}
+
+// newFuzzWatcher is a watcher of every kind in every namespace, with no
+// clients: only its generation is used.
+func newFuzzWatcher(m *Metrics) (*OperatorWatcher, error) {
+	all := &metav1.LabelSelector{}
+	return NewOperatorWatcher(nil, nil, nil, OperatorWatcherOptions{
+		Namespace: "fuzz",
+		Metrics:   m,
+		Config: PrometheusCRConfig{
+			Enabled:                true,
+			ServiceMonitorSelector: all, ServiceMonitorNamespaceSelector: all,
+			PodMonitorSelector: all, PodMonitorNamespaceSelector: all,
+			ProbeSelector: all, ProbeNamespaceSelector: all,
+			ScrapeConfigSelector: all, ScrapeConfigNamespaceSelector: all,
+		},
 	})
 }
 
@@ -185,17 +189,7 @@ func TestRefusedJobReported(t *testing.T) {
 	t.Parallel()
 	m, err := NewMetrics(prometheusclient.NewRegistry())
 	require.NoError(t, err)
-	w, err := NewOperatorWatcher(nil, nil, nil, OperatorWatcherOptions{
-		Namespace: "fuzz",
-		Metrics:   m,
-		Config: PrometheusCRConfig{
-			Enabled:                         true,
-			ServiceMonitorSelector:          &metav1.LabelSelector{},
-			ServiceMonitorNamespaceSelector: &metav1.LabelSelector{},
-			ScrapeConfigSelector:            &metav1.LabelSelector{},
-			ScrapeConfigNamespaceSelector:   &metav1.LabelSelector{},
-		},
-	})
+	w, err := newFuzzWatcher(m)
 	require.NoError(t, err)
 	var good monitoringv1.ServiceMonitor
 	require.NoError(t, sigsyaml.Unmarshal([]byte(fuzzGood), &good))
