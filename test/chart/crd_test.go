@@ -166,6 +166,13 @@ func TestCRDConversion(t *testing.T) {
 				require.NotContains(t, r.names(), "ClusterRole/shardwise-operator-crd-ca")
 			}
 
+			require.Contains(t, r.Notes, "helm uninstall leaves them")
+			if tc.conversion {
+				require.Contains(t, r.Notes, "v1alpha1 (deprecated) is converted")
+			} else {
+				require.Contains(t, r.Notes, "write OpenTelemetryCollector as opentelemetry.io/v1beta1")
+			}
+
 			// crds.install=false: no CRD, and the operator keeps out of the
 			// CRD's conversion CA (another release or the user owns it).
 			vals := values(t, `crds: {install: false}`)
@@ -174,6 +181,7 @@ func TestCRDConversion(t *testing.T) {
 			}
 			r = mustRender(t, "shardwise", "obs", vals)
 			require.Empty(t, r.CRDs)
+			require.Contains(t, r.Notes, "crds.install is false")
 			require.Equal(t, tc.selfInjects, slices.Contains(r.args(t, "shardwise-operator"), "--webhook-conversion-ca=false"))
 			require.NotContains(t, r.names(), "ClusterRole/shardwise-operator-crd-ca")
 			require.NotContains(t, r.names(), "ClusterRoleBinding/shardwise-operator-crd-ca")
