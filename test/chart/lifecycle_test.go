@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -154,7 +153,7 @@ func newHelm(t *testing.T, kubeconfig, ns string) *action.Configuration {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	flags.Namespace = &ns
-	helm := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
+	helm := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
 	require.NoError(t, helm.Init(flags, ns, "secret"))
 	return helm
 }

@@ -64,7 +64,7 @@ func render(t testing.TB, release, namespace string, values map[string]any) (ren
 // renderChart renders ch as render does.
 func renderChart(t testing.TB, ch *chartv2.Chart, release, namespace string, values map[string]any) (rendered, error) {
 	t.Helper()
-	install := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil))))
+	install := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
 	install.DryRunStrategy = action.DryRunClient
 	install.ReleaseName = release
 	install.Namespace = namespace
