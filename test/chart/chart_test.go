@@ -160,13 +160,15 @@ func TestTLSModes(t *testing.T) {
 
 	t.Run("certManager with an existing issuer", func(t *testing.T) {
 		t.Parallel()
-		r := mustRender(t, "shardwise", "obs", values(t, `webhook: {tls: {certManager: {issuerRef: {name: corp-ca, kind: ClusterIssuer}, duration: 2160h}}}`))
+		r := mustRender(t, "shardwise", "obs", values(t, `webhook: {tls: {certManager: {issuerRef: {name: corp-ca, kind: ClusterIssuer}, duration: 2160h, renewBefore: 360h}}}`))
 		require.NotContains(t, r.names(), "Issuer/shardwise-selfsigned-issuer")
 		crt := r.find(t, "Certificate", "shardwise-serving-cert")
 		ref, _, _ := unstructured.NestedMap(crt.Object, "spec", "issuerRef")
 		require.Equal(t, map[string]any{"name": "corp-ca", "kind": "ClusterIssuer"}, ref)
 		d, _, _ := unstructured.NestedString(crt.Object, "spec", "duration")
 		require.Equal(t, "2160h", d)
+		rb, _, _ := unstructured.NestedString(crt.Object, "spec", "renewBefore")
+		require.Equal(t, "360h", rb)
 		require.Equal(t, []any{"shardwise-webhook-service.obs.svc", "shardwise-webhook-service.obs.svc.cluster.local"}, crt.Object["spec"].(map[string]any)["dnsNames"])
 	})
 
@@ -257,9 +259,9 @@ nodeSelector: {kubernetes.io/os: linux}
 tolerations: [{key: dedicated, operator: Equal, value: obs, effect: NoSchedule}]
 affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}
 priorityClassName: system-cluster-critical
-metrics: {port: 9090, service: {port: 9091, type: ClusterIP}}
+metrics: {port: 9090, service: {port: 9091, type: NodePort}}
 healthProbePort: 9092
-webhook: {port: 9443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector: {matchLabels: {inject: "yes"}, matchExpressions: []}}
+webhook: {port: 10443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector: {matchLabels: {inject: "yes"}, matchExpressions: []}}
 `))
 	d := r.find(t, "Deployment", "obs-shardwise-operator")
 	require.EqualValues(t, 3, d.Object["spec"].(map[string]any)["replicas"])
@@ -273,11 +275,12 @@ webhook: {port: 9443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector:
 		"--opamp-bridge-image=registry.example/sw/bridge:" + ch.Metadata.AppVersion,
 		"--collector-image=otel/opentelemetry-collector-k8s:0.165.0", "--watch-namespace=apps", "--allow-cluster-wide-grants",
 		"--max-concurrent-reconciles=8", "--enable-go-instrumentation", "--metrics-bind-address=:9090",
-		"--health-probe-bind-address=:9092", "--webhook-port=9443",
+		"--health-probe-bind-address=:9092", "--webhook-port=10443",
 	} {
 		require.Contains(t, args, a)
 	}
 	require.Equal(t, "--enable-go-instrumentation", args[len(args)-1], "extraArgs come last")
+	require.Contains(t, c["ports"], map[string]any{"name": "webhook-server", "containerPort": int64(10443), "protocol": "TCP"})
 	require.Equal(t, map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi"}, "limits": map[string]any{"cpu": "1", "memory": "512Mi"}}, c["resources"])
 	spec := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	require.Equal(t, "sw", spec["serviceAccountName"])
@@ -295,6 +298,7 @@ webhook: {port: 9443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector:
 	require.Equal(t, "sw", crb.Object["subjects"].([]any)[0].(map[string]any)["name"])
 	svc := r.find(t, "Service", "obs-shardwise-metrics")
 	require.Equal(t, int64(9091), svc.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["port"])
+	require.Equal(t, "NodePort", svc.Object["spec"].(map[string]any)["type"])
 
 	w := webhooks(t, r.find(t, "MutatingWebhookConfiguration", "obs-shardwise-mutating-webhook-configuration"))[0]
 	require.Equal(t, "Fail", w["failurePolicy"])
