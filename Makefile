@@ -152,11 +152,11 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 CHART := charts/shardwise
 
 .PHONY: chart-files
-chart-files: ## Copy the generated CRDs, RBAC rules and webhook configuration from config/ into the Helm chart.
-	@echo ">> chart-files: config/crd/bases -> $(CHART)/crds, config/rbac and config/webhook -> $(CHART)/files"
-	@mkdir -p $(CHART)/crds $(CHART)/files/rbac $(CHART)/files/webhook
-	@rm -f $(CHART)/crds/*.yaml $(CHART)/files/rbac/*.yaml $(CHART)/files/webhook/*.yaml
-	@cp config/crd/bases/*.yaml $(CHART)/crds/
+chart-files: ## Template the generated CRDs into the Helm chart, and copy the RBAC rules and webhook configuration from config/.
+	@echo ">> chart-files: config/crd/bases -> $(CHART)/templates/crds (hack/chart-crds.sh), config/rbac and config/webhook -> $(CHART)/files"
+	@./hack/chart-crds.sh
+	@mkdir -p $(CHART)/files/rbac $(CHART)/files/webhook
+	@rm -f $(CHART)/files/rbac/*.yaml $(CHART)/files/webhook/*.yaml
 	@cp config/rbac/role.yaml config/rbac/targetallocator_secret_reader.yaml $(CHART)/files/rbac/
 	@cp config/webhook/manifests.yaml $(CHART)/files/webhook/
 

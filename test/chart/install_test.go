@@ -28,15 +28,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 )
 
 // Bounds for everything that waits.
@@ -67,13 +70,23 @@ func requireEnv(t *testing.T, name, how string) string {
 // operator binary with the rendered Deployment's arguments and environment,
 // authenticated as the chart's ServiceAccount (so with exactly the chart's
 // RBAC), and waits for /readyz. The kubelet's part (mounting the webhook
-// certificate Secret) and cert-manager's (issuing the Certificate) are
-// played by the test.
+// certificate Secret), the endpoint controller's (the webhook Service's
+// EndpointSlice, on this machine's address) and cert-manager's (issuing the
+// Certificate, injecting its CA) are played by the test. The API server
+// then reaches the webhook through the chart's Service, as in a cluster: an
+// upstream v1alpha1 OpenTelemetryCollector is converted by the operator
+// through the chart's CRD, with the TLS mode's CA, and reads back as
+// v1beta1.
 func TestInstall(t *testing.T) {
 	requireEnv(t, "KUBEBUILDER_ASSETS", "run make test-chart, or export KUBEBUILDER_ASSETS=$(./hack/envtest.sh)")
 	operator := requireEnv(t, "SHARDWISE_OPERATOR_BIN", "run make test-chart, or make build and export SHARDWISE_OPERATOR_BIN=<repo>/bin/operator")
+	hostIP := endpointIP(t)
 
 	env := &envtest.Environment{}
+	// The API server resolves a webhook's Service through its EndpointSlices
+	// (no cluster IP routing here), and dials the endpoint with the Service's
+	// DNS name as the TLS server name, as in a cluster.
+	env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
 	cfg, err := env.Start()
 	require.NoError(t, err, "start envtest")
 	t.Cleanup(func() {
@@ -81,7 +94,11 @@ func TestInstall(t *testing.T) {
 			t.Errorf("stop envtest: %v", err)
 		}
 	})
-	c, err := client.New(cfg, client.Options{})
+	// The deprecated v1alpha1 collector comes with the CRD's warning, which
+	// is not the test's business.
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandlerWithContext = rest.NoWarnings{}
+	c, err := client.New(quiet, client.Options{})
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -168,6 +185,7 @@ func TestInstall(t *testing.T) {
 
 			deployment := fullname + "-operator"
 			args, probe, webhookPort := adaptArgs(t, r.args(t, deployment), certDir)
+			publishEndpoint(t, c, r.find(t, "Service", fullname+"-webhook-service"), hostIP, webhookPort)
 			op := startOperator(t, operator, args, []string{"KUBECONFIG=" + kubeconfig, "POD_NAMESPACE=" + ns})
 			waitReady(t, op, probe)
 
@@ -192,6 +210,32 @@ func TestInstall(t *testing.T) {
 			// that the webhook configuration's CA verifies: the API server's view.
 			requireServesTLS(t, webhookPort, svcDNS, caBundle)
 
+			// The collector CRD converts through this release's webhook
+			// Service, with the TLS mode's CA.
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			if tc.mode == "certManager" {
+				// cainjector's part: the Certificate's CA into the annotated CRD.
+				require.NoError(t, c.Get(t.Context(), client.ObjectKey{Name: collectorCRD}, crd))
+				require.Equal(t, ns+"/"+fullname+"-serving-cert", crd.GetAnnotations()["cert-manager.io/inject-ca-from"])
+				patch := fmt.Sprintf(`{"spec":{"conversion":{"webhook":{"clientConfig":{"caBundle":%q}}}}}`, base64.StdEncoding.EncodeToString(ca.certPEM))
+				require.NoError(t, c.Patch(t.Context(), crd, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("cainjector")))
+			}
+			// self: the operator injects the CA it injected into the webhook
+			// configuration; the others: cainjector's or the values'.
+			require.Eventually(t, func() bool {
+				if err := c.Get(t.Context(), client.ObjectKey{Name: collectorCRD}, crd); err != nil {
+					return false
+				}
+				b64, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+				got, err := base64.StdEncoding.DecodeString(b64)
+				return err == nil && bytes.Equal(got, caBundle)
+			}, readyTimeout, pollEvery, "the collector CRD's conversion webhook trusts the %s CA", tc.mode)
+			svc, _, err := unstructured.NestedMap(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service")
+			require.NoError(t, err)
+			require.Equal(t, map[string]any{"name": fullname + "-webhook-service", "namespace": ns, "path": "/convert", "port": int64(443)}, svc)
+			requireConverts(t, c, ns)
+
 			if tc.mode == "self" {
 				lease, err := cs.CoordinationV1().Leases(ns).Get(t.Context(), "shardwise-operator.opentelemetry.io", metav1.GetOptions{})
 				require.NoError(t, err, "leader election (replicas: 2) takes a Lease in the release namespace")
@@ -204,6 +248,121 @@ func TestInstall(t *testing.T) {
 			require.NotContains(t, op.log.String(), "forbidden", "the chart's RBAC lets the operator do what it does")
 		})
 	}
+}
+
+// crdGVK is the kind of CustomResourceDefinitions.
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// upstreamV1alpha1 is upstream's tests/e2e-autoscale/autoscale/00-install.yaml,
+// a v1alpha1 OpenTelemetryCollector, as the operator's conversion test uses it.
+var upstreamV1alpha1 = filepath.Join("..", "..", "internal", "webhook", "testdata", "conversion", "v1alpha1.yaml")
+
+// requireConverts creates upstream's v1alpha1 collector in ns as written and
+// reads it back as v1beta1 (the conversion webhook moved the deprecated
+// fields and parsed the config string) and as v1alpha1 (as written), then
+// deletes it. The API server calls the webhook for the create and the
+// v1alpha1 read.
+func requireConverts(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	b, err := os.ReadFile(upstreamV1alpha1)
+	require.NoError(t, err)
+	alpha := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal(b, &alpha.Object))
+	require.Equal(t, "opentelemetry.io/v1alpha1", alpha.GetAPIVersion())
+	alpha.SetNamespace(ns)
+	// A CRD change reaches the API server's conversion client a moment
+	// after the write.
+	retry(t, "create the v1alpha1 collector through the conversion webhook", func() error {
+		return c.Create(t.Context(), alpha.DeepCopy())
+	})
+	key := client.ObjectKey{Namespace: ns, Name: alpha.GetName()}
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), alpha); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete collector %s: %v", key, err)
+		}
+	})
+
+	beta := &unstructured.Unstructured{}
+	beta.SetAPIVersion("opentelemetry.io/v1beta1")
+	beta.SetKind("OpenTelemetryCollector")
+	require.NoError(t, c.Get(t.Context(), key, beta))
+	maxReplicas, _, _ := unstructured.NestedInt64(beta.Object, "spec", "autoscaler", "maxReplicas")
+	require.Equal(t, int64(2), maxReplicas, "deprecated spec.maxReplicas moved into spec.autoscaler")
+	_, found, _ := unstructured.NestedFieldNoCopy(beta.Object, "spec", "maxReplicas")
+	require.False(t, found, "v1beta1 has no spec.maxReplicas")
+	exporters, _, err := unstructured.NestedStringSlice(beta.Object, "spec", "config", "service", "pipelines", "traces", "exporters")
+	require.NoError(t, err, "spec.config is structured in v1beta1")
+	require.Equal(t, []string{"debug"}, exporters)
+
+	back := &unstructured.Unstructured{}
+	back.SetGroupVersionKind(alpha.GroupVersionKind())
+	require.NoError(t, c.Get(t.Context(), key, back))
+	config, _, _ := unstructured.NestedString(back.Object, "spec", "config")
+	require.Contains(t, config, "processors:\n\nexporters:", "v1alpha1 reads back as written")
+	require.NoError(t, c.Delete(t.Context(), back))
+}
+
+// retry calls f until it succeeds, failing the test with f's last error
+// after readyTimeout.
+func retry(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, readyTimeout, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// endpointIP is an IPv4 address of this machine that an EndpointSlice may
+// hold (not loopback or link-local) and the API server can dial. Without one
+// the test cannot route the API server to the webhook.
+func endpointIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		ipNet, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		if ip := ipNet.IP.To4(); ip != nil && ip.IsGlobalUnicast() {
+			return ip.String()
+		}
+	}
+	msg := "no non-loopback IPv4 address on this machine: the API server cannot reach the webhook through an EndpointSlice"
+	if os.Getenv("SHARDWISE_REQUIRE_ENVTEST") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// publishEndpoint plays the EndpointSlice controller for the webhook
+// Service: its port, at ip:port (the operator's webhook server listens on
+// every address).
+func publishEndpoint(t *testing.T, c client.Client, svc *unstructured.Unstructured, ip string, port int) {
+	t.Helper()
+	ports, _, err := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	require.NoError(t, err)
+	require.Len(t, ports, 1)
+	name := ports[0].(map[string]any)["name"].(string)
+	slice := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+		"metadata": map[string]any{
+			"name": svc.GetName() + "-operator", "namespace": svc.GetNamespace(),
+			"labels": map[string]any{"kubernetes.io/service-name": svc.GetName()},
+		},
+		"addressType": "IPv4",
+		"endpoints":   []any{map[string]any{"addresses": []any{ip}, "conditions": map[string]any{"ready": true}}},
+		"ports":       []any{map[string]any{"name": name, "port": int64(port), "protocol": "TCP"}},
+	}}
+	applyAll(t, c, []*unstructured.Unstructured{slice})
 }
 
 // helmKindOrder is the order Helm installs kinds in (pkg/release/util's
@@ -240,7 +399,7 @@ func waitEstablished(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		crd.SetGroupVersionKind(crdGVK)
 		if err := c.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
 			return false
 		}
