@@ -46,8 +46,11 @@ type diffCase struct {
 	Name string `json:"name"`
 	// Config is the prometheus_cr block; empty means diffDefaultConfig.
 	Config string `json:"config"`
-	// Jobs are the jobs prometheus-operator generates, which keeps a case
-	// from passing by both sides generating nothing.
+	// Jobs are the jobs prometheus-operator generates. They keep a case
+	// from passing by both sides generating nothing, and pin the selection
+	// independently of ParseConfig, whose selectors both sides share (a
+	// parser reading a null namespace selector as {} would otherwise move
+	// the reference with it).
 	Jobs []string `json:"jobs"`
 	// Objects is a multi-document YAML of the case's objects.
 	Objects string `json:"objects"`
