@@ -638,6 +638,8 @@ prometheus_cr:
 		ObjectMeta: metav1.ObjectMeta{Name: "class-ca"}, Data: map[string][]byte{"ca.crt": ca},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	scs := sink.waitFor(t, func(jobs []string) bool { return slices.Equal(jobs, []string{"serviceMonitor/scrape-class-secret/sm/0"}) })
+	scs := sink.waitFor(t, func(jobs []string) bool {
+		return slices.Equal(jobs, []string{"serviceMonitor/scrape-class-secret/sm/0"})
+	})
 	require.Equal(t, string(ca), scs[0].HTTPClientConfig.TLSConfig.CA)
 }
