@@ -573,6 +573,12 @@ func (w *OperatorWatcher) generateConfigs(ctx context.Context, sel *prometheus.R
 	if err != nil {
 		return nil, fmt.Errorf("select scrape configs: %w", err)
 	}
+	// The scrape classes' TLS Secrets and ConfigMaps live in the Prometheus
+	// object's namespace, ours; prometheus-operator adds them to the store
+	// before generating and fails the configuration when one cannot be read.
+	if err := prometheus.AddScrapeClassesToStore(ctx, store, w.prom.Namespace, w.prom.Spec.ScrapeClasses); err != nil {
+		return nil, fmt.Errorf("read the scrape classes' TLS assets: %w", err)
+	}
 	vsm, vpm, vpr, vsc := sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()
 	// Invalid by prometheus-operator's checks, plus (below) those whose job
 	// Prometheus refuses.

@@ -587,3 +587,59 @@ prometheus_cr:
 		})
 	}
 }
+
+// TestOperatorScrapeClassSecret: a scrape class's TLS Secret is read from
+// the allocator's namespace, as prometheus-operator reads it from the
+// Prometheus object's; while it cannot be read, no configuration is
+// published (prometheus-operator fails the whole configuration too), and
+// once it exists the jobs carry it.
+func TestOperatorScrapeClassSecret(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "scrape-class-secret"
+	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	applyDoc(t, newCtrlClient(t, cfg), `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: scrape-class-secret}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints: [{port: metrics, scheme: https}]
+`)
+	parsed, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  crd_poll_interval: 100ms
+  scrape_classes:
+  - name: tls
+    default: true
+    tlsConfig: {ca: {secret: {name: class-ca, key: ca.crt}}}
+  service_monitor_selector: {}
+  service_monitor_namespace_selector: {matchLabels: {kubernetes.io/metadata.name: scrape-class-secret}}
+`))
+	require.NoError(t, err)
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	require.NoError(t, err)
+	sink := newSinkRecorder()
+	startOperatorWatcher(t, cfg, sink, OperatorWatcherOptions{Config: parsed.PrometheusCR, Namespace: ns, Metrics: metrics})
+	require.Eventually(t, func() bool {
+		return testutil.ToFloat64(metrics.configErrors.WithLabelValues(SourceOperator)) >= 2
+	}, 60*time.Second, 50*time.Millisecond, "failed generations while the scrape class's Secret is missing")
+	sink.mu.Lock()
+	require.Nil(t, sink.last, "nothing published without the scrape class's Secret")
+	sink.mu.Unlock()
+
+	ca, err := os.ReadFile(filepath.Join("testdata", "operator", "pki", "secret-ca.crt"))
+	require.NoError(t, err)
+	_, err = kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "class-ca"}, Data: map[string][]byte{"ca.crt": ca},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	scs := sink.waitFor(t, func(jobs []string) bool {
+		return slices.Equal(jobs, []string{"serviceMonitor/scrape-class-secret/sm/0"})
+	})
+	require.Equal(t, string(ca), scs[0].HTTPClientConfig.TLSConfig.CA)
+}

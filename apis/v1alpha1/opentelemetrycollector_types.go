@@ -45,16 +45,33 @@ type OpenTelemetryCollectorList struct {
 	Items           []OpenTelemetryCollector `json:"items"`
 }
 
-// The rules of v1beta1's spec apply to v1alpha1 requests too: the API server
-// validates an object in the version it was written in, before conversion.
+// The rules of v1beta1's spec apply to v1alpha1 requests too, with the same
+// messages: the API server validates an object in the version it was written
+// in, before conversion. They differ from v1beta1's only where v1alpha1
+// does: mode has no schema default here (absent means deployment), the
+// deprecated top-level minReplicas and maxReplicas count as the
+// autoscaler's bounds (conversion folds them in, the autoscaler's own
+// winning), v1beta1's daemonSetUpdateStrategy is called updateStrategy, and
+// an update strategy written as {} (as Go clients send the non-pointer
+// struct) counts as absent, as conversion reads it.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || !has(self.mode) || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || (has(self.mode) ? self.mode : 'deployment') == 'statefulset' || ((has(self.mode) ? self.mode : 'deployment') == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || (has(self.mode) ? self.mode : 'deployment') == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.observability) || !has(self.observability.metrics) || !has(self.observability.metrics.enableMetrics) || !self.observability.metrics.enableMetrics",message="observability.metrics.enableMetrics is not supported by shardwise yet: create a ServiceMonitor for the Service <name>-collector-monitoring yourself; remove it"
-// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == (has(oldSelf.mode) ? oldSelf.mode : 'deployment')",message="the OpenTelemetry Collector mode does not support modification: delete the collector and create it with the new mode"
-// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'statefulset') || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.mode) || self.mode == 'deployment' || self.mode == 'statefulset'",message="autoscaler is only supported in modes deployment and statefulset"
-// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'sidecar' || !has(self.additionalContainers) || size(self.additionalContainers) == 0",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'additionalContainers'"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == (has(oldSelf.mode) ? oldSelf.mode : 'deployment')",messageExpression="'the OpenTelemetry Collector mode is set to ' + (has(oldSelf.mode) ? oldSelf.mode : 'deployment') + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'statefulset' || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'daemonset' || !has(self.updateStrategy) || (!has(self.updateStrategy.type) && !has(self.updateStrategy.rollingUpdate))",message="updateStrategy is only supported in mode daemonset"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'deployment' || !has(self.deploymentUpdateStrategy) || (!has(self.deploymentUpdateStrategy.type) && !has(self.deploymentUpdateStrategy.rollingUpdate))",message="deploymentUpdateStrategy is only supported in mode deployment"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') != 'sidecar' || !has(self.tolerations) || size(self.tolerations) == 0",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'tolerations'"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') != 'sidecar' || !has(self.priorityClassName) || self.priorityClassName == ''",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'priorityClassName'"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') != 'sidecar' || !has(self.affinity)",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'affinity'"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') != 'sidecar' || !has(self.additionalContainers) || size(self.additionalContainers) == 0",message="the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'additionalContainers'"
+// +kubebuilder:validation:XValidation:rule="!(has(self.autoscaler) || has(self.minReplicas) || has(self.maxReplicas)) || (has(self.mode) ? self.mode : 'deployment') == 'deployment' || (has(self.mode) ? self.mode : 'deployment') == 'statefulset'",message="autoscaler is only supported in modes deployment and statefulset: a DaemonSet runs one pod per node and a sidecar one per application pod"
+// +kubebuilder:validation:XValidation:rule="!((has(self.autoscaler) && has(self.autoscaler.minReplicas)) || has(self.minReplicas)) || ((has(self.autoscaler) && has(self.autoscaler.maxReplicas)) || has(self.maxReplicas))",message="autoscaler.minReplicas needs autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!((has(self.autoscaler) && has(self.autoscaler.minReplicas)) || has(self.minReplicas)) || !((has(self.autoscaler) && has(self.autoscaler.maxReplicas)) || has(self.maxReplicas)) || ((has(self.autoscaler) && has(self.autoscaler.minReplicas)) ? self.autoscaler.minReplicas : self.minReplicas) <= ((has(self.autoscaler) && has(self.autoscaler.maxReplicas)) ? self.autoscaler.maxReplicas : self.maxReplicas)",message="autoscaler.minReplicas must not exceed autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!((has(self.autoscaler) && has(self.autoscaler.maxReplicas)) || has(self.maxReplicas)) || !has(self.replicas) || self.replicas <= ((has(self.autoscaler) && has(self.autoscaler.maxReplicas)) ? self.autoscaler.maxReplicas : self.maxReplicas)",message="replicas must not exceed autoscaler.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'deployment' || (has(self.mode) ? self.mode : 'deployment') == 'statefulset' || !has(self.podDisruptionBudget)",message="podDisruptionBudget is only supported in modes deployment and statefulset: a DaemonSet has no disruption budget, a sidecar belongs to its application pod"
 
 // OpenTelemetryCollectorSpec is upstream's v1alpha1 spec: the collector
 // configuration is a YAML string, the autoscaler bounds may also be given at
@@ -193,6 +210,12 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	DeploymentUpdateStrategy appsv1.DeploymentStrategy `json:"deploymentUpdateStrategy,omitempty"`
 }
+
+// The rules of v1beta1's TargetAllocatorEmbedded, with its messages.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
 
 // OpenTelemetryTargetAllocator is upstream's v1alpha1 target allocator of a
 // collector: the monitor selectors are label maps.
