@@ -500,12 +500,12 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 	}
 	if in.IPFamilies != nil {
 		in, out := &in.IPFamilies, &out.IPFamilies
-		*out = make([]string, len(*in))
+		*out = make([]v1.IPFamily, len(*in))
 		copy(*out, *in)
 	}
 	if in.IPFamilyPolicy != nil {
 		in, out := &in.IPFamilyPolicy, &out.IPFamilyPolicy
-		*out = new(string)
+		*out = new(v1.IPFamilyPolicy)
 		**out = **in
 	}
 	if in.TrafficDistribution != nil {
@@ -1085,21 +1085,6 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 	}
 	if in.DNSPolicy != nil {
 		in, out := &in.DNSPolicy, &out.DNSPolicy
-		*out = new(string)
-		**out = **in
-	}
-	if in.IPFamilies != nil {
-		in, out := &in.IPFamilies, &out.IPFamilies
-		*out = make([]string, len(*in))
-		copy(*out, *in)
-	}
-	if in.IPFamilyPolicy != nil {
-		in, out := &in.IPFamilyPolicy, &out.IPFamilyPolicy
-		*out = new(string)
-		**out = **in
-	}
-	if in.TrafficDistribution != nil {
-		in, out := &in.TrafficDistribution, &out.TrafficDistribution
 		*out = new(string)
 		**out = **in
 	}

@@ -69,6 +69,11 @@ func TestUpstreamModeManifests(t *testing.T) {
 				if tc.mode == v1beta1.ModeDaemonSet && svc != manifests.MonitoringService(tc.name) {
 					require.Equal(t, corev1.ServiceInternalTrafficPolicyLocal, *s.Spec.InternalTrafficPolicy, svc)
 				}
+				if tc.name == "tuned" {
+					require.Equal(t, []corev1.IPFamily{corev1.IPv4Protocol}, s.Spec.IPFamilies, svc)
+					require.Equal(t, corev1.IPFamilyPolicySingleStack, *s.Spec.IPFamilyPolicy, svc)
+					require.Equal(t, "PreferClose", ptr.Deref(s.Spec.TrafficDistribution, ""), svc)
+				}
 			}
 			err = h.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &policyv1.PodDisruptionBudget{})
 			require.Equal(t, tc.pdb, err == nil, "PodDisruptionBudget: %v", err)

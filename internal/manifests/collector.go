@@ -149,18 +149,26 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if mode == v1beta1.ModeDaemonSet {
 		local = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 	}
-	headless := service(ns, HeadlessService(instance), labels, selector, servicePortsOnly(ports))
+	// The address settings of the resource apply to the three Services, as
+	// upstream.
+	addressed := func(svc *corev1.Service) *corev1.Service {
+		svc.Spec.IPFamilies = slices.Clone(c.Spec.IPFamilies)
+		svc.Spec.IPFamilyPolicy = c.Spec.IPFamilyPolicy
+		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
+		return svc
+	}
+	headless := addressed(service(ns, HeadlessService(instance), labels, selector, servicePortsOnly(ports)))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	// The governing Service of a StatefulSet publishes its pods' DNS names
 	// before they are ready.
 	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
 	headless.Spec.InternalTrafficPolicy = local
 	out.Objects = append(out.Objects, headless)
-	out.Objects = append(out.Objects, service(ns, MonitoringService(instance), labels, selector, []corev1.ServicePort{{
+	out.Objects = append(out.Objects, addressed(service(ns, MonitoringService(instance), labels, selector, []corev1.ServicePort{{
 		Name: "monitoring", Port: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(CollectorMonitoringPort),
-	}}))
+	}})))
 	if len(ports) > 0 {
-		base := service(ns, CollectorService(instance), labels, selector, servicePortsOnly(ports))
+		base := addressed(service(ns, CollectorService(instance), labels, selector, servicePortsOnly(ports)))
 		base.Spec.InternalTrafficPolicy = local
 		out.Objects = append(out.Objects, base)
 	}

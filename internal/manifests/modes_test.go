@@ -186,3 +186,22 @@ func TestUserPortsMerge(t *testing.T) {
 func yamlUnmarshal(doc string, v any) error { return yaml.UnmarshalStrict([]byte(doc), v) }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// TestTargetAllocatorServiceAddressing checks that a TargetAllocator's
+// ipFamilies, ipFamilyPolicy and trafficDistribution reach its Service, as
+// upstream.
+func TestTargetAllocatorServiceAddressing(t *testing.T) {
+	t.Parallel()
+	ta := allocatorFromExample(t, upstreamExample)
+	ta.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+	ta.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+	ta.Spec.TrafficDistribution = ptr.To("PreferClose")
+	sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+	got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
+	require.NoError(t, err)
+	svc, ok := find[*corev1.Service](got.Objects)
+	require.True(t, ok)
+	require.Equal(t, []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}, svc.Spec.IPFamilies)
+	require.Equal(t, corev1.IPFamilyPolicyPreferDualStack, *svc.Spec.IPFamilyPolicy)
+	require.Equal(t, "PreferClose", *svc.Spec.TrafficDistribution)
+}
