@@ -52,8 +52,11 @@ type Collector struct {
 // the collectors poll it. It is the one place that switches on the mode: the
 // workload modes share the ConfigMap, ServiceAccount, Services and pod
 // template, and differ in the workload kind and the objects that go with it
-// (PodDisruptionBudget, autoscaler); mode sidecar builds no object, the pod
-// webhook injects the collector.
+// (PodDisruptionBudget, autoscaler); mode sidecar builds no workload (the pod
+// webhook injects the collector), only its PodMonitor with enableMetrics.
+//
+// The ServiceMonitor or PodMonitor of enableMetrics is built whether or not
+// prometheus-operator's API is served: the caller leaves it out when not.
 func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	switch c.Spec.Mode {
 	case v1beta1.ModeStatefulSet, v1beta1.ModeDeployment, v1beta1.ModeDaemonSet, "":
@@ -121,7 +124,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	name := CollectorName(instance)
 	labels := Labels(ns, instance, ComponentCollector, name)
 	selector := SelectorLabels(ns, instance, ComponentCollector)
-	ports, err := servicePorts(c.Spec.Ports, ReceiverPorts(cfg))
+	ports, err := servicePorts(c.Spec.Ports, inferredPorts(cfg))
 	if err != nil {
 		return Collector{}, err
 	}
@@ -157,18 +160,18 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
 		return svc
 	}
-	headless := addressed(service(ns, HeadlessService(instance), labels, selector, servicePortsOnly(ports)))
+	headless := addressed(service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, servicePortsOnly(ports)))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	// The governing Service of a StatefulSet publishes its pods' DNS names
 	// before they are ready.
 	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
 	headless.Spec.InternalTrafficPolicy = local
 	out.Objects = append(out.Objects, headless)
-	out.Objects = append(out.Objects, addressed(service(ns, MonitoringService(instance), labels, selector, []corev1.ServicePort{{
+	out.Objects = append(out.Objects, addressed(service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
 		Name: "monitoring", Port: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(CollectorMonitoringPort),
 	}})))
 	if len(ports) > 0 {
-		base := addressed(service(ns, CollectorService(instance), labels, selector, servicePortsOnly(ports)))
+		base := addressed(service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
 		base.Spec.InternalTrafficPolicy = local
 		out.Objects = append(out.Objects, base)
 	}
@@ -196,6 +199,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if hpa := autoscaler(c, name, labels); hpa != nil {
 		out.Objects = append(out.Objects, hpa)
 	}
+	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, ExporterPorts(cfg)))...)
 
 	if owned {
 		ta, err := ownedTargetAllocator(c)
@@ -212,12 +216,22 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 // into application pods, which belong to their own workloads, so the
 // operator builds no workload, Service or autoscaler; nor a ConfigMap or
 // ServiceAccount, which the injected container (configured through its
-// environment, running as the application pod's account) would not use.
+// environment, running as the application pod's account) would not use. With
+// observability.metrics.enableMetrics it builds the PodMonitor that scrapes
+// the injected collectors.
 func sidecarCollector(c *v1beta1.OpenTelemetryCollector) (Collector, error) {
 	if _, err := RenderCollectorConfig(c, "", nil); err != nil {
 		return Collector{}, err
 	}
-	return Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}, nil
+	out := Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}
+	pm, err := podMonitor(c)
+	if err != nil {
+		return Collector{}, err
+	}
+	if pm != nil {
+		out.Objects = append(out.Objects, pm)
+	}
+	return out, nil
 }
 
 // LabelSidecarInjected is the label the pod webhook puts on the pods it
