@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,41 @@ func servicePortNames(s corev1.Service) []any {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// TestPrometheusAnnotations checks, on the API server, that the collector
+// pods carry the prometheus.io annotations and the resource's own
+// annotations, and that disablePrometheusAnnotations removes the former from
+// the live Deployment.
+func TestPrometheusAnnotations(t *testing.T) {
+	t.Parallel()
+	ns := "prometheus-annotations"
+	h := start(t, ns)
+	doc := strings.Replace(upstreamManifest(t, "smoke-simplest.yaml"), "  name: simplest\n", "  name: simplest\n  annotations:\n    team: a\n", 1)
+	_, err := h.createYAML(t, ns, doc)
+	require.NoError(t, err)
+	h.waitReady(t, ns, "simplest", metav1.ConditionTrue)
+	var d appsv1.Deployment
+	h.get(t, ns, manifests.CollectorName("simplest"), &d)
+	a := d.Spec.Template.Annotations
+	require.Equal(t, "true", a[manifests.AnnotationPrometheusScrape])
+	require.Equal(t, "8888", a[manifests.AnnotationPrometheusPort])
+	require.Equal(t, "/metrics", a[manifests.AnnotationPrometheusPath])
+	require.Equal(t, "a", a["team"])
+
+	c := h.collector(t, ns, "simplest")
+	c.Spec.Observability.Metrics.DisablePrometheusAnnotations = true
+	require.NoError(t, h.client.Update(t.Context(), c))
+	eventually(t, waitFor, func() error {
+		if err := h.client.Get(t.Context(), client.ObjectKeyFromObject(&d), &d); err != nil {
+			return err
+		}
+		for _, k := range []string{manifests.AnnotationPrometheusScrape, manifests.AnnotationPrometheusPort, manifests.AnnotationPrometheusPath, manifests.AnnotationPrometheusAdded} {
+			if v, ok := d.Spec.Template.Annotations[k]; ok {
+				return fmt.Errorf("pod template still has %s=%s", k, v)
+			}
+		}
+		return nil
+	})
+	require.Equal(t, "a", d.Spec.Template.Annotations["team"])
 }

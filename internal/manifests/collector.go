@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -325,10 +326,7 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 		}
 		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
 	}
-	annotations := maps.Clone(spec.PodAnnotations)
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
+	annotations := podAnnotations(c)
 	annotations[AnnotationConfigHash] = hash
 
 	volumes := []corev1.Volume{{
@@ -396,6 +394,58 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 		ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
 		Spec:       pod,
 	}, nil
+}
+
+// Pod annotations upstream stamps for annotation-based Prometheus discovery,
+// unless observability.metrics.disablePrometheusAnnotations.
+const (
+	AnnotationPrometheusScrape = "prometheus.io/scrape"
+	AnnotationPrometheusPort   = "prometheus.io/port"
+	AnnotationPrometheusPath   = "prometheus.io/path"
+	// AnnotationPrometheusAdded marks a pod template where the operator
+	// added at least one of them, as upstream.
+	AnnotationPrometheusAdded = "operator.opentelemetry.io/prometheus-annotations-added"
+)
+
+// podAnnotations are the collector pod's annotations, as upstream:
+// spec.podAnnotations, then the resource's own annotations where
+// podAnnotations does not set the key (but for those that describe the
+// resource itself: kubectl's last applied configuration, the stashed spec of
+// the other API version), then the prometheus.io annotations where neither
+// sets them, unless disablePrometheusAnnotations. Server-side apply removes
+// any of them from the pods when it is no longer desired.
+func podAnnotations(c *v1beta1.OpenTelemetryCollector) map[string]string {
+	out := maps.Clone(c.Spec.PodAnnotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range c.Annotations {
+		switch k {
+		case corev1.LastAppliedConfigAnnotation, v1alpha1.AnnotationV1alpha1Spec, v1alpha1.AnnotationV1beta1Spec:
+			continue
+		}
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	if c.Spec.Observability.Metrics.DisablePrometheusAnnotations {
+		return out
+	}
+	added := false
+	for k, v := range map[string]string{
+		AnnotationPrometheusScrape: "true",
+		AnnotationPrometheusPort:   strconv.Itoa(CollectorMonitoringPort),
+		AnnotationPrometheusPath:   "/metrics",
+	} {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+			added = true
+		}
+	}
+	if added {
+		out[AnnotationPrometheusAdded] = "true"
+	}
+	return out
 }
 
 // dnsPolicy is the user's DNS policy; otherwise ClusterFirstWithHostNet on

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
@@ -204,4 +205,59 @@ func TestTargetAllocatorServiceAddressing(t *testing.T) {
 	require.Equal(t, []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}, svc.Spec.IPFamilies)
 	require.Equal(t, corev1.IPFamilyPolicyPreferDualStack, *svc.Spec.IPFamilyPolicy)
 	require.Equal(t, "PreferClose", *svc.Spec.TrafficDistribution)
+}
+
+// TestPodAnnotations checks the collector pod's annotations against
+// upstream's: podAnnotations, then the resource's own annotations, then the
+// prometheus.io ones unless disabled, never overriding the user's.
+func TestPodAnnotations(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		annotations  map[string]string
+		podAnnotated map[string]string
+		disable      bool
+		want         map[string]string
+	}{
+		{
+			name: "defaults",
+			want: map[string]string{
+				manifests.AnnotationPrometheusScrape: "true", manifests.AnnotationPrometheusPort: "8888",
+				manifests.AnnotationPrometheusPath: "/metrics", manifests.AnnotationPrometheusAdded: "true",
+			},
+		},
+		{
+			name:    "disabled",
+			disable: true,
+			want:    map[string]string{},
+		},
+		{
+			name:         "resource annotations, podAnnotations win, kubectl's and the conversion stash left out",
+			annotations:  map[string]string{"team": "a", "owner": "x", corev1.LastAppliedConfigAnnotation: "{}", v1alpha1.AnnotationV1alpha1Spec: "{}"},
+			podAnnotated: map[string]string{"owner": "y"},
+			disable:      true,
+			want:         map[string]string{"team": "a", "owner": "y"},
+		},
+		{
+			name:         "the user's prometheus.io annotations are kept",
+			podAnnotated: map[string]string{manifests.AnnotationPrometheusScrape: "false", manifests.AnnotationPrometheusPort: "9999", manifests.AnnotationPrometheusPath: "/m"},
+			want:         map[string]string{manifests.AnnotationPrometheusScrape: "false", manifests.AnnotationPrometheusPort: "9999", manifests.AnnotationPrometheusPath: "/m"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := upstreamCollector(t, "smoke-simplest.yaml")
+			c.Annotations = tc.annotations
+			c.Spec.PodAnnotations = tc.podAnnotated
+			c.Spec.Observability.Metrics.DisablePrometheusAnnotations = tc.disable
+			got, err := manifests.BuildCollector(c, settings, nil)
+			require.NoError(t, err)
+			d, ok := find[*appsv1.Deployment](got.Objects)
+			require.True(t, ok)
+			annotations := d.Spec.Template.Annotations
+			require.Equal(t, got.ConfigHash, annotations[manifests.AnnotationConfigHash])
+			delete(annotations, manifests.AnnotationConfigHash)
+			require.Equal(t, tc.want, annotations)
+		})
+	}
 }
