@@ -49,7 +49,7 @@ type OpenTelemetryCollectorList struct {
 // validates an object in the version it was written in, before conversion.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || !has(self.mode) || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
-// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'sidecar' || !has(self.ingress) || !has(self.ingress.type) || self.ingress.type != 'ingress'",message="the OpenTelemetry Collector mode is set to sidecar, which does not support ingress: the collector runs in the application's pods, behind no Service of its own"
 // +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == (has(oldSelf.mode) ? oldSelf.mode : 'deployment')",message="the OpenTelemetry Collector mode does not support modification: delete the collector and create it with the new mode"
 // +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'statefulset') || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.mode) || self.mode == 'deployment' || self.mode == 'statefulset'",message="autoscaler is only supported in modes deployment and statefulset"
@@ -145,10 +145,9 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	// +listType=atomic
 	Volumes []corev1.Volume `json:"volumes,omitempty"`
-	// ingress is not supported by shardwise yet: setting it is rejected.
+	// ingress exposes the receivers through an Ingress: see v1beta1.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
+	Ingress *v1beta1.IngressSpec `json:"ingress,omitempty"`
 	// hostNetwork runs the collector pods in the node's network namespace.
 	// +optional
 	HostNetwork bool `json:"hostNetwork,omitempty"`

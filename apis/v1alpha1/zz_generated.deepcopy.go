@@ -883,7 +883,7 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 	}
 	if in.Ingress != nil {
 		in, out := &in.Ingress, &out.Ingress
-		*out = new(runtime.RawExtension)
+		*out = new(v1beta1.IngressSpec)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Affinity != nil {

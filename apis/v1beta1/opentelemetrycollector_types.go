@@ -44,7 +44,7 @@ type OpenTelemetryCollectorList struct {
 
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || self.mode == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
-// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.ingress) || !has(self.ingress.type) || self.ingress.type != 'ingress'",message="the OpenTelemetry Collector mode is set to sidecar, which does not support ingress: the collector runs in the application's pods, behind no Service of its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",messageExpression="'the OpenTelemetry Collector mode is set to ' + oldSelf.mode + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
@@ -270,10 +270,10 @@ type OpenTelemetryCollectorSpec struct {
 	// monitoring), e.g. PreferClose; see the Service field of that name.
 	// +optional
 	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
-	// ingress is not supported by shardwise yet: setting it is rejected.
+	// ingress exposes the receivers through an Ingress <name>-ingress
+	// (type ingress), as upstream. Not in mode sidecar.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
+	Ingress *IngressSpec `json:"ingress,omitempty"`
 	// httpRoute is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

@@ -200,7 +200,11 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if hpa := autoscaler(c, name, labels); hpa != nil {
 		out.Objects = append(out.Objects, hpa)
 	}
-	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, ExporterPorts(cfg)))...)
+	exporters := ExporterPorts(cfg)
+	if ing := ingress(c, ports, exporters); ing != nil {
+		out.Objects = append(out.Objects, ing)
+	}
+	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, exporters))...)
 
 	if owned {
 		ta, err := ownedTargetAllocator(c)

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -260,4 +261,42 @@ func TestPodAnnotations(t *testing.T) {
 			require.Equal(t, tc.want, annotations)
 		})
 	}
+}
+
+// TestIngressPorts checks that the Ingress routes to the receiver ports of
+// the base Service, the user's included, and not to exporter ports, and
+// carries tls and ingressClassName, as upstream.
+func TestIngressPorts(t *testing.T) {
+	t.Parallel()
+	c := upstreamCollector(t, "metrics-servicemonitor.yaml")
+	var patch v1beta1.OpenTelemetryCollector
+	require.NoError(t, yamlUnmarshal(`spec:
+  ports:
+  - name: custom
+    port: 9999
+  ingress:
+    type: ingress
+    hostname: example.com
+    ingressClassName: nginx
+    tls:
+    - hosts: [example.com]
+      secretName: example-tls
+`, &patch))
+	c.Spec.Ports, c.Spec.Ingress = patch.Spec.Ports, patch.Spec.Ingress
+	got, err := manifests.BuildCollector(c, settings, nil)
+	require.NoError(t, err)
+	ing, ok := find[*networkingv1.Ingress](got.Objects)
+	require.True(t, ok)
+	require.Equal(t, manifests.IngressName(c.Name), ing.Name)
+	require.Equal(t, "nginx", *ing.Spec.IngressClassName)
+	require.Equal(t, []networkingv1.IngressTLS{{Hosts: []string{"example.com"}, SecretName: "example-tls"}}, ing.Spec.TLS)
+	require.Len(t, ing.Spec.Rules, 1)
+	require.Equal(t, "example.com", ing.Spec.Rules[0].Host)
+	var paths []string
+	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+		require.Equal(t, manifests.CollectorService(c.Name), p.Backend.Service.Name)
+		require.Equal(t, "/"+p.Backend.Service.Port.Name, p.Path)
+		paths = append(paths, p.Path)
+	}
+	require.Equal(t, []string{"/custom", "/otlp-grpc", "/otlp-http"}, paths, "receiver ports and the user's; not prometheus-dev or prometheus-prod")
 }
