@@ -45,8 +45,7 @@ type OpenTelemetryCollectorList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || self.mode == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.ingress) || !has(self.ingress.type) || self.ingress.type != 'ingress'",message="the OpenTelemetry Collector mode is set to sidecar, which does not support ingress: the collector runs in the application's pods, behind no Service of its own"
-// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute (Gateway API HTTPRoutes) is not supported by shardwise: route to the Service <name>-collector with your own HTTPRoute; remove it"
 // +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",messageExpression="'the OpenTelemetry Collector mode is set to ' + oldSelf.mode + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.persistentVolumeClaimRetentionPolicy)",message="persistentVolumeClaimRetentionPolicy is only supported in mode statefulset"
@@ -274,14 +273,16 @@ type OpenTelemetryCollectorSpec struct {
 	// (type ingress), as upstream. Not in mode sidecar.
 	// +optional
 	Ingress *IngressSpec `json:"ingress,omitempty"`
-	// httpRoute is not supported by shardwise: setting it is rejected.
+	// httpRoute (upstream: Gateway API HTTPRoutes) is not supported by
+	// shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	HTTPRoute *runtime.RawExtension `json:"httpRoute,omitempty"`
-	// networkPolicy is not supported by shardwise: setting it is rejected.
+	// networkPolicy creates a NetworkPolicy <name>-collector-networkpolicy
+	// that admits traffic to the collector pods on their container ports
+	// only, as upstream. Workload modes only.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
 }
 
 // UnsupportedPodFields are the upstream workload fields the TargetAllocator

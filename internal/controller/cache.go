@@ -33,7 +33,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	for _, o := range []client.Object{
 		&corev1.ConfigMap{}, &corev1.Service{}, &corev1.ServiceAccount{},
 		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &appsv1.DaemonSet{},
-		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{}, &networkingv1.Ingress{},
+		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{}, &networkingv1.Ingress{}, &networkingv1.NetworkPolicy{},
 		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{},
 	} {
 		out[o] = cache.ByObject{Label: owned}

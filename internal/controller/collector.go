@@ -52,7 +52,7 @@ const (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments;daemonsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses;networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
@@ -100,6 +100,7 @@ var collectorKinds = []schema.GroupVersionKind{
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 	networkingv1.SchemeGroupVersion.WithKind("Ingress"),
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"),
 	v1alpha1.GroupVersion.WithKind("TargetAllocator"),
 }
 
@@ -119,6 +120,7 @@ func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Owns(&networkingv1.Ingress{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Owns(&v1alpha1.TargetAllocator{}).
 		// A TargetAllocator a collector names: its mtls settles the
 		// collector's config and certificate volume.

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -86,4 +88,54 @@ func TestIngress(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestNetworkPolicy checks that networkPolicy.enabled creates a
+// NetworkPolicy admitting the collector container's ports, each with its
+// protocol, and that disabling it prunes the policy.
+func TestNetworkPolicy(t *testing.T) {
+	t.Parallel()
+	ns := "networkpolicy"
+	h := start(t, ns)
+	ctx := t.Context()
+	doc := strings.Replace(upstreamManifest(t, "smoke-simplest.yaml"), "spec:\n", "spec:\n  networkPolicy:\n    enabled: true\n", 1)
+	_, err := h.createYAML(t, ns, doc)
+	require.NoError(t, err)
+	c := h.waitReady(t, ns, "simplest", metav1.ConditionTrue)
+	var np networkingv1.NetworkPolicy
+	h.get(t, ns, manifests.NetworkPolicyName("simplest"), &np)
+	requireControlledBy(t, &np, c)
+	require.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes)
+	var d appsv1.Deployment
+	h.get(t, ns, manifests.CollectorName("simplest"), &d)
+	require.Equal(t, d.Spec.Template.Labels, labelsMatching(d.Spec.Template.Labels, np.Spec.PodSelector.MatchLabels), "the policy selects the collector pods")
+	var want, got []string
+	for _, p := range d.Spec.Template.Spec.Containers[0].Ports {
+		want = append(want, fmt.Sprintf("%s/%d", p.Protocol, p.ContainerPort))
+	}
+	require.Len(t, np.Spec.Ingress, 1)
+	for _, p := range np.Spec.Ingress[0].Ports {
+		got = append(got, fmt.Sprintf("%s/%d", *p.Protocol, p.Port.IntVal))
+	}
+	require.Equal(t, want, got)
+
+	c.Spec.NetworkPolicy.Enabled = ptr.To(false)
+	require.NoError(t, h.client.Update(ctx, c))
+	eventually(t, waitFor, func() error {
+		err := h.client.Get(ctx, client.ObjectKeyFromObject(&np), &networkingv1.NetworkPolicy{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("network policy still there: %v", err)
+	})
+}
+
+// labelsMatching returns labels when selector matches them, nil otherwise.
+func labelsMatching(labels, selector map[string]string) map[string]string {
+	for k, v := range selector {
+		if labels[k] != v {
+			return nil
+		}
+	}
+	return labels
 }

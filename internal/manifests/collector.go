@@ -200,6 +200,9 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if hpa := autoscaler(c, name, labels); hpa != nil {
 		out.Objects = append(out.Objects, hpa)
 	}
+	if np := networkPolicy(c, selector, tmpl.Spec.Containers[0].Ports); np != nil {
+		out.Objects = append(out.Objects, np)
+	}
 	exporters := ExporterPorts(cfg)
 	if ing := ingress(c, ports, exporters); ing != nil {
 		out.Objects = append(out.Objects, ing)
