@@ -35,7 +35,7 @@ type TLSRouteTerminationType string
 // IngressSpec exposes the receivers of a collector outside the cluster, as
 // upstream's ingress field.
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'route'",message="ingress.type route creates OpenShift Routes, which shardwise does not build: use type ingress, or create a Route for the Service <name>-collector yourself"
-// +kubebuilder:validation:XValidation:rule="!has(self.ruleType) || self.ruleType != 'subdomain' || (has(self.hostname) && self.hostname != '' && self.hostname != '*')",message="a valid Ingress hostname has to be defined for subdomain ruleType"
+// +kubebuilder:validation:XValidation:rule="!has(self.ruleType) || self.ruleType != 'subdomain' || (has(self.hostname) && size(self.hostname) > 0 && self.hostname != '*')",message="a valid Ingress hostname has to be defined for subdomain ruleType"
 type IngressSpec struct {
 	// type is ingress for a networking.k8s.io/v1 Ingress <name>-ingress;
 	// unset, nothing is created. route (OpenShift) is refused.

@@ -69,7 +69,7 @@ func TestIngress(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("ingress still there: %v", err)
+		return fmt.Errorf("ingress still there: %w", err)
 	})
 
 	for i, tc := range []struct{ name, from, to, want string }{
@@ -126,7 +126,7 @@ func TestNetworkPolicy(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("network policy still there: %v", err)
+		return fmt.Errorf("network policy still there: %w", err)
 	})
 }
 
