@@ -219,7 +219,7 @@ func TestModeRules(t *testing.T) {
 		{"daemonset podDisruptionBudget", "daemonset", "podDisruptionBudget: {maxUnavailable: 1}", "podDisruptionBudget is only supported in modes deployment and statefulset"},
 		{"minReplicas without maxReplicas", "deployment", "autoscaler: {minReplicas: 2}", "autoscaler.minReplicas needs autoscaler.maxReplicas"},
 		{"replicas above maxReplicas", "deployment", "replicas: 5\n  autoscaler: {maxReplicas: 3}", "replicas must not exceed autoscaler.maxReplicas"},
-		{"enableMetrics", "deployment", "observability: {metrics: {enableMetrics: true}}", "observability.metrics.enableMetrics is not supported by shardwise yet"},
+		{"sidecar ingress", "sidecar", "ingress: {type: ingress, hostname: example.com}", "mode is set to sidecar, which does not support ingress"},
 		{"resource metric", "deployment", "autoscaler: {maxReplicas: 3, metrics: [{type: Resource}]}", "autoscaler metrics support only type Pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
