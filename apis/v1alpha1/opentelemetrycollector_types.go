@@ -57,8 +57,7 @@ type OpenTelemetryCollectorList struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || (has(self.mode) ? self.mode : 'deployment') == 'statefulset' || ((has(self.mode) ? self.mode : 'deployment') == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || (has(self.mode) ? self.mode : 'deployment') == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
-// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability) || !has(self.observability.metrics) || !has(self.observability.metrics.enableMetrics) || !self.observability.metrics.enableMetrics",message="observability.metrics.enableMetrics is not supported by shardwise yet: create a ServiceMonitor for the Service <name>-collector-monitoring yourself; remove it"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') != 'sidecar' || !has(self.ingress) || !has(self.ingress.type) || self.ingress.type != 'ingress'",message="the OpenTelemetry Collector mode is set to sidecar, which does not support ingress: the collector runs in the application's pods, behind no Service of its own"
 // +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == (has(oldSelf.mode) ? oldSelf.mode : 'deployment')",messageExpression="'the OpenTelemetry Collector mode is set to ' + (has(oldSelf.mode) ? oldSelf.mode : 'deployment') + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
 // +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'statefulset' || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
 // +kubebuilder:validation:XValidation:rule="(has(self.mode) ? self.mode : 'deployment') == 'daemonset' || !has(self.updateStrategy) || (!has(self.updateStrategy.type) && !has(self.updateStrategy.rollingUpdate))",message="updateStrategy is only supported in mode daemonset"
@@ -163,10 +162,9 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	// +listType=atomic
 	Volumes []corev1.Volume `json:"volumes,omitempty"`
-	// ingress is not supported by shardwise yet: setting it is rejected.
+	// ingress exposes the receivers through an Ingress: see v1beta1.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
+	Ingress *v1beta1.IngressSpec `json:"ingress,omitempty"`
 	// hostNetwork runs the collector pods in the node's network namespace.
 	// +optional
 	HostNetwork bool `json:"hostNetwork,omitempty"`

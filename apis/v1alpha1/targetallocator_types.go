@@ -55,9 +55,6 @@ type TargetAllocatorList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.additionalContainers)",message="additionalContainers is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.podDnsConfig)",message="podDnsConfig is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.dnsPolicy)",message="dnsPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilies)",message="ipFamilies is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilyPolicy)",message="ipFamilyPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.trafficDistribution)",message="trafficDistribution is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.args)",message="args is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.global)",message="global is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
@@ -149,6 +146,20 @@ type TargetAllocatorSpec struct {
 	// used as given.
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+	// ipFamilies are the IP families of the allocator Service, as upstream.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum=IPv4;IPv6
+	IPFamilies []corev1.IPFamily `json:"ipFamilies,omitempty"`
+	// ipFamilyPolicy of the allocator Service; the API server's default
+	// (SingleStack) when unset.
+	// +optional
+	// +kubebuilder:validation:Enum=SingleStack;PreferDualStack;RequireDualStack
+	IPFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+	// trafficDistribution of the allocator Service, e.g. PreferClose.
+	// +optional
+	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
 
 	v1beta1.UnsupportedPodFields `json:",inline"`
 

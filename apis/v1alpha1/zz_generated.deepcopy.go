@@ -883,7 +883,7 @@ func (in *OpenTelemetryCollectorSpec) DeepCopyInto(out *OpenTelemetryCollectorSp
 	}
 	if in.Ingress != nil {
 		in, out := &in.Ingress, &out.Ingress
-		*out = new(runtime.RawExtension)
+		*out = new(v1beta1.IngressSpec)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Affinity != nil {
@@ -1274,6 +1274,21 @@ func (in *TargetAllocatorSpec) DeepCopyInto(out *TargetAllocatorSpec) {
 		in, out := &in.PodSecurityContext, &out.PodSecurityContext
 		*out = new(v1.PodSecurityContext)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.IPFamilies != nil {
+		in, out := &in.IPFamilies, &out.IPFamilies
+		*out = make([]v1.IPFamily, len(*in))
+		copy(*out, *in)
+	}
+	if in.IPFamilyPolicy != nil {
+		in, out := &in.IPFamilyPolicy, &out.IPFamilyPolicy
+		*out = new(v1.IPFamilyPolicy)
+		**out = **in
+	}
+	if in.TrafficDistribution != nil {
+		in, out := &in.TrafficDistribution, &out.TrafficDistribution
+		*out = new(string)
+		**out = **in
 	}
 	in.UnsupportedPodFields.DeepCopyInto(&out.UnsupportedPodFields)
 	if in.Args != nil {

@@ -116,16 +116,19 @@ type ObservabilitySpec struct {
 
 // MetricsConfigSpec configures how the collector's own metrics are scraped.
 type MetricsConfigSpec struct {
-	// enableMetrics (upstream: a ServiceMonitor, or a PodMonitor in mode
-	// sidecar, for the collector's own metrics) is not supported by
-	// shardwise yet: true is rejected.
+	// enableMetrics creates a ServiceMonitor (monitoring.coreos.com/v1)
+	// <name>-monitoring-collector for the Service <name>-collector-monitoring,
+	// or in mode sidecar a PodMonitor <name>-collector for the injected
+	// collectors, when prometheus-operator's CRDs are installed.
 	// +optional
 	EnableMetrics bool `json:"enableMetrics,omitempty"`
-	// extraLabels would label the ServiceMonitor or PodMonitor; accepted, unused.
+	// extraLabels are added to the labels of the ServiceMonitor or
+	// PodMonitor (the operator's own labels win on a clash).
 	// +optional
 	ExtraLabels map[string]string `json:"extraLabels,omitempty"`
-	// disablePrometheusAnnotations leaves out upstream's prometheus.io/scrape,
-	// port and path pod annotations; shardwise never adds them.
+	// disablePrometheusAnnotations leaves out the prometheus.io/scrape,
+	// prometheus.io/port and prometheus.io/path annotations of the collector
+	// pods.
 	// +optional
 	DisablePrometheusAnnotations bool `json:"disablePrometheusAnnotations,omitempty"`
 }

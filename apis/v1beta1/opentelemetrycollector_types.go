@@ -44,13 +44,8 @@ type OpenTelemetryCollectorList struct {
 
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.enabled) || !self.targetAllocator.enabled || self.mode == 'statefulset' || (self.mode == 'daemonset' && has(self.targetAllocator.allocationStrategy) && self.targetAllocator.allocationStrategy == 'per-node')",message="the target allocator needs mode statefulset, or mode daemonset with allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.targetAllocator) || !has(self.targetAllocator.allocationStrategy) || self.targetAllocator.allocationStrategy != 'per-node' || self.mode == 'daemonset'",message="allocationStrategy per-node needs mode daemonset"
-// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilies)",message="ipFamilies is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilyPolicy)",message="ipFamilyPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.trafficDistribution)",message="trafficDistribution is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.ingress)",message="ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability) || !has(self.observability.metrics) || !has(self.observability.metrics.enableMetrics) || !self.observability.metrics.enableMetrics",message="observability.metrics.enableMetrics is not supported by shardwise yet: create a ServiceMonitor for the Service <name>-collector-monitoring yourself; remove it"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sidecar' || !has(self.ingress) || !has(self.ingress.type) || self.ingress.type != 'ingress'",message="the OpenTelemetry Collector mode is set to sidecar, which does not support ingress: the collector runs in the application's pods, behind no Service of its own"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute)",message="httpRoute (Gateway API HTTPRoutes) is not supported by shardwise: route to the Service <name>-collector with your own HTTPRoute; remove it"
 // +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",messageExpression="'the OpenTelemetry Collector mode is set to ' + oldSelf.mode + ', which does not support modification: each mode builds a different workload; delete the collector and create it with the new mode'"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.volumeClaimTemplates)",message="volumeClaimTemplates is only supported in mode statefulset"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'statefulset' || !has(self.persistentVolumeClaimRetentionPolicy)",message="persistentVolumeClaimRetentionPolicy is only supported in mode statefulset"
@@ -257,28 +252,37 @@ type OpenTelemetryCollectorSpec struct {
 	// +optional
 	PersistentVolumeClaimRetentionPolicy *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 
-	// ipFamilies is not supported by shardwise: setting it is rejected.
+	// ipFamilies are the IP families of the collector Services (base,
+	// headless and monitoring), as upstream.
 	// +optional
 	// +listType=atomic
-	IPFamilies []string `json:"ipFamilies,omitempty"`
-	// ipFamilyPolicy is not supported by shardwise: setting it is rejected.
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum=IPv4;IPv6
+	IPFamilies []corev1.IPFamily `json:"ipFamilies,omitempty"`
+	// ipFamilyPolicy of the collector Services (base, headless and
+	// monitoring). Unset, the API server's default (SingleStack)
+	// applies; upstream writes that default into the resource.
 	// +optional
-	IPFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
-	// trafficDistribution is not supported by shardwise: setting it is rejected.
+	// +kubebuilder:validation:Enum=SingleStack;PreferDualStack;RequireDualStack
+	IPFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+	// trafficDistribution of the collector Services (base, headless and
+	// monitoring), e.g. PreferClose; see the Service field of that name.
 	// +optional
 	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
-	// ingress is not supported by shardwise yet: setting it is rejected.
+	// ingress exposes the receivers through an Ingress <name>-ingress
+	// (type ingress), as upstream. Not in mode sidecar.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Ingress *runtime.RawExtension `json:"ingress,omitempty"`
-	// httpRoute is not supported by shardwise: setting it is rejected.
+	Ingress *IngressSpec `json:"ingress,omitempty"`
+	// httpRoute (upstream: Gateway API HTTPRoutes) is not supported by
+	// shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	HTTPRoute *runtime.RawExtension `json:"httpRoute,omitempty"`
-	// networkPolicy is not supported by shardwise: setting it is rejected.
+	// networkPolicy creates a NetworkPolicy <name>-collector-networkpolicy
+	// that admits traffic to the collector pods on their container ports
+	// only, as upstream. Workload modes only.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
 }
 
 // UnsupportedPodFields are the upstream workload fields the TargetAllocator
@@ -345,16 +349,6 @@ type UnsupportedPodFields struct {
 	// dnsPolicy is not supported by shardwise: setting it is rejected.
 	// +optional
 	DNSPolicy *string `json:"dnsPolicy,omitempty"`
-	// ipFamilies is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +listType=atomic
-	IPFamilies []string `json:"ipFamilies,omitempty"`
-	// ipFamilyPolicy is not supported by shardwise: setting it is rejected.
-	// +optional
-	IPFamilyPolicy *string `json:"ipFamilyPolicy,omitempty"`
-	// trafficDistribution is not supported by shardwise: setting it is rejected.
-	// +optional
-	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
 }
 
 // ScaleSubresourceStatus is the status the scale subresource reads.

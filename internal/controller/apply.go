@@ -260,10 +260,11 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 }
 
 // list lists the metadata of the objects of a kind. Kinds the operator
-// caches are read through the cache; cert-manager's, which it does not watch,
-// are read from the API server as unstructured objects.
+// caches are read through the cache; cert-manager's and prometheus-operator's,
+// which it does not watch, are read from the API server as unstructured
+// objects.
 func (a applier) list(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]metav1.PartialObjectMetadata, error) {
-	if gvk.Group != manifests.CertManagerGroupVersion.Group {
+	if gvk.Group != manifests.CertManagerGroupVersion.Group && gvk.Group != manifests.MonitoringGroupVersion.Group {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := a.client.List(ctx, list, opts...); err != nil {

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,7 +33,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	for _, o := range []client.Object{
 		&corev1.ConfigMap{}, &corev1.Service{}, &corev1.ServiceAccount{},
 		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &appsv1.DaemonSet{},
-		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
+		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{}, &networkingv1.Ingress{}, &networkingv1.NetworkPolicy{},
 		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{},
 	} {
 		out[o] = cache.ByObject{Label: owned}

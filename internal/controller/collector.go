@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,6 +52,7 @@ const (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments;daemonsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses;networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
@@ -63,9 +65,15 @@ type CollectorReconciler struct {
 	// PodReader lists pods uncached (the manager's API reader), to count the
 	// pods a sidecar-mode collector was injected into; nil counts none.
 	PodReader client.Reader
+	// MonitoringRecheck is how often a collector with
+	// observability.metrics.enableMetrics looks again for
+	// prometheus-operator's API when it is not served (the operator does not
+	// watch it); zero means a minute.
+	MonitoringRecheck time.Duration
 
 	memo        applyMemo
 	certManager certManagerAPI
+	monitoring  monitoringAPI
 }
 
 // ReasonTargetAllocatorInUse is the Ready reason of a collector that names a
@@ -91,6 +99,8 @@ var collectorKinds = []schema.GroupVersionKind{
 	appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
+	networkingv1.SchemeGroupVersion.WithKind("Ingress"),
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"),
 	v1alpha1.GroupVersion.WithKind("TargetAllocator"),
 }
 
@@ -109,6 +119,8 @@ func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller
 		Owns(&appsv1.DaemonSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&networkingv1.Ingress{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Owns(&v1alpha1.TargetAllocator{}).
 		// A TargetAllocator a collector names: its mtls settles the
 		// collector's config and certificate volume.
@@ -165,6 +177,10 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("build collector: %w", err))
 	}
 
+	missingMonitor, err := r.dropUnservedMonitors(&desired)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := r.apply(ctx, &c, desired); err != nil {
 		r.event(&c, corev1.EventTypeWarning, ReasonApplyFailed, err)
 		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
@@ -187,15 +203,35 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		}
 		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonTargetAllocatorInUse, conflict)
 	} else {
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+		msg := "every desired object is applied"
+		if missingMonitor != "" {
+			msg = "every desired object is applied except the metrics monitor: see condition " + ConditionMetricsMonitor
+		}
+		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, msg)
 	}
+	r.setMonitorCondition(&c, missingMonitor)
 	c.Status.ObservedGeneration = c.Generation
-	var res reconcile.Result
-	if manifests.ModeOf(&c) == v1beta1.ModeSidecar && r.PodReader != nil {
-		// Pods are not watched: recount the injected ones now and then.
-		res.RequeueAfter = sidecarRecount
+	return reconcile.Result{RequeueAfter: r.recheckAfter(&c, missingMonitor != "")}, r.updateStatus(ctx, &c, before)
+}
+
+// recheckAfter is when to reconcile a collector again without an event:
+// what the operator does not watch (injected pods, prometheus-operator's
+// kinds) is polled.
+func (r *CollectorReconciler) recheckAfter(c *v1beta1.OpenTelemetryCollector, monitorMissing bool) time.Duration {
+	var after []time.Duration
+	if manifests.ModeOf(c) == v1beta1.ModeSidecar && r.PodReader != nil {
+		after = append(after, sidecarRecount)
 	}
-	return res, r.updateStatus(ctx, &c, before)
+	switch {
+	case monitorMissing:
+		after = append(after, r.monitoringRecheck())
+	case c.Spec.Observability.Metrics.EnableMetrics:
+		after = append(after, monitorResync)
+	}
+	if len(after) == 0 {
+		return 0
+	}
+	return slices.Min(after)
 }
 
 // sidecarRecount is how often the status of a sidecar-mode collector
@@ -304,7 +340,11 @@ func (r *CollectorReconciler) apply(ctx context.Context, c *v1beta1.OpenTelemetr
 	if err != nil {
 		return err
 	}
-	if err := a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), collectorKinds, keep,
+	kinds, err := r.pruneKinds()
+	if err != nil {
+		return err
+	}
+	if err := a.prune(ctx, c, c.Namespace, instanceSelector(c.Namespace, c.Name), kinds, keep,
 		func(m metav1.PartialObjectMetadata) bool { return versions[m.Name] }); err != nil {
 		return err
 	}

@@ -336,9 +336,10 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 	ns := "unsupported"
 	h := start(t, ns)
 	for i, tc := range []struct{ name, from, to, want string }{
-		{"ingress", "  mode: statefulset\n", "  mode: statefulset\n  ingress:\n    type: ingress\n", "ingress"},
+		{"ingress route", "  mode: statefulset\n", "  mode: statefulset\n  ingress:\n    type: route\n", "ingress.type route"},
 		{"httpRoute", "  mode: statefulset\n", "  mode: statefulset\n  httpRoute:\n    enabled: true\n", "httpRoute"},
-		{"ipFamilies", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilies: [IPv4]\n", "ipFamilies"},
+		{"ipFamilies not a family", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilies: [IPv5]\n", "spec.ipFamilies[0]"},
+		{"ipFamilyPolicy unknown", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilyPolicy: AnyStack\n", "spec.ipFamilyPolicy"},
 		{"targetAllocator.mtls without certificates", "    enabled: true\n", "    enabled: true\n    mtls:\n      enabled: true\n      useCertManager: false\n", "mtls with useCertManager false needs"},
 		{"prometheusCR.denyFSAccessThroughSMs", "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      denyFSAccessThroughSMs: true\n", "denyFSAccessThroughSMs"},
 		{"allocator with deployment", "mode: statefulset", "mode: deployment", "the target allocator needs mode statefulset"},

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,8 @@ type managerOptions struct {
 	// podReader gives the collector reconciler the manager's API reader, as
 	// cmd/operator does.
 	podReader bool
+	// monitoringRecheck is the collector reconciler's MonitoringRecheck.
+	monitoringRecheck time.Duration
 }
 
 // startWith is start with options: several namespaces, another identity,
@@ -87,7 +90,7 @@ func startWith(t *testing.T, o managerOptions) harness {
 	}
 	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
 	rec := mgr.GetEventRecorder("shardwise-operator")
-	cr := &controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}
+	cr := &controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s, MonitoringRecheck: o.monitoringRecheck}
 	if o.podReader {
 		cr.PodReader = mgr.GetAPIReader()
 	}

@@ -69,6 +69,11 @@ func TestUpstreamModeManifests(t *testing.T) {
 				if tc.mode == v1beta1.ModeDaemonSet && svc != manifests.MonitoringService(tc.name) {
 					require.Equal(t, corev1.ServiceInternalTrafficPolicyLocal, *s.Spec.InternalTrafficPolicy, svc)
 				}
+				if tc.name == "tuned" {
+					require.Equal(t, []corev1.IPFamily{corev1.IPv4Protocol}, s.Spec.IPFamilies, svc)
+					require.Equal(t, corev1.IPFamilyPolicySingleStack, *s.Spec.IPFamilyPolicy, svc)
+					require.Equal(t, "PreferClose", ptr.Deref(s.Spec.TrafficDistribution, ""), svc)
+				}
 			}
 			err = h.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &policyv1.PodDisruptionBudget{})
 			require.Equal(t, tc.pdb, err == nil, "PodDisruptionBudget: %v", err)
@@ -214,7 +219,7 @@ func TestModeRules(t *testing.T) {
 		{"daemonset podDisruptionBudget", "daemonset", "podDisruptionBudget: {maxUnavailable: 1}", "podDisruptionBudget is only supported in modes deployment and statefulset"},
 		{"minReplicas without maxReplicas", "deployment", "autoscaler: {minReplicas: 2}", "autoscaler.minReplicas needs autoscaler.maxReplicas"},
 		{"replicas above maxReplicas", "deployment", "replicas: 5\n  autoscaler: {maxReplicas: 3}", "replicas must not exceed autoscaler.maxReplicas"},
-		{"enableMetrics", "deployment", "observability: {metrics: {enableMetrics: true}}", "observability.metrics.enableMetrics is not supported by shardwise yet"},
+		{"sidecar ingress", "sidecar", "ingress: {type: ingress, hostname: example.com}", "mode is set to sidecar, which does not support ingress"},
 		{"resource metric", "deployment", "autoscaler: {maxReplicas: 3, metrics: [{type: Resource}]}", "autoscaler metrics support only type Pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -52,8 +53,11 @@ type Collector struct {
 // the collectors poll it. It is the one place that switches on the mode: the
 // workload modes share the ConfigMap, ServiceAccount, Services and pod
 // template, and differ in the workload kind and the objects that go with it
-// (PodDisruptionBudget, autoscaler); mode sidecar builds no object, the pod
-// webhook injects the collector.
+// (PodDisruptionBudget, autoscaler); mode sidecar builds no workload (the pod
+// webhook injects the collector), only its PodMonitor with enableMetrics.
+//
+// The ServiceMonitor or PodMonitor of enableMetrics is built whether or not
+// prometheus-operator's API is served: the caller leaves it out when not.
 func BuildCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
 	switch c.Spec.Mode {
 	case v1beta1.ModeStatefulSet, v1beta1.ModeDeployment, v1beta1.ModeDaemonSet, "":
@@ -121,7 +125,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	name := CollectorName(instance)
 	labels := Labels(ns, instance, ComponentCollector, name)
 	selector := SelectorLabels(ns, instance, ComponentCollector)
-	ports, err := servicePorts(c.Spec.Ports, ReceiverPorts(cfg))
+	ports, err := servicePorts(c.Spec.Ports, inferredPorts(cfg))
 	if err != nil {
 		return Collector{}, err
 	}
@@ -149,18 +153,26 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if mode == v1beta1.ModeDaemonSet {
 		local = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 	}
-	headless := service(ns, HeadlessService(instance), labels, selector, servicePortsOnly(ports))
+	// The address settings of the resource apply to the three Services, as
+	// upstream.
+	addressed := func(svc *corev1.Service) *corev1.Service {
+		svc.Spec.IPFamilies = slices.Clone(c.Spec.IPFamilies)
+		svc.Spec.IPFamilyPolicy = c.Spec.IPFamilyPolicy
+		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
+		return svc
+	}
+	headless := addressed(service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, servicePortsOnly(ports)))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	// The governing Service of a StatefulSet publishes its pods' DNS names
 	// before they are ready.
 	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
 	headless.Spec.InternalTrafficPolicy = local
 	out.Objects = append(out.Objects, headless)
-	out.Objects = append(out.Objects, service(ns, MonitoringService(instance), labels, selector, []corev1.ServicePort{{
+	out.Objects = append(out.Objects, addressed(service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
 		Name: "monitoring", Port: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(CollectorMonitoringPort),
-	}}))
+	}})))
 	if len(ports) > 0 {
-		base := service(ns, CollectorService(instance), labels, selector, servicePortsOnly(ports))
+		base := addressed(service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
 		base.Spec.InternalTrafficPolicy = local
 		out.Objects = append(out.Objects, base)
 	}
@@ -188,6 +200,14 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if hpa := autoscaler(c, name, labels); hpa != nil {
 		out.Objects = append(out.Objects, hpa)
 	}
+	if np := networkPolicy(c, selector, tmpl.Spec.Containers[0].Ports); np != nil {
+		out.Objects = append(out.Objects, np)
+	}
+	exporters := ExporterPorts(cfg)
+	if ing := ingress(c, ports, exporters); ing != nil {
+		out.Objects = append(out.Objects, ing)
+	}
+	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, exporters))...)
 
 	if owned {
 		ta, err := ownedTargetAllocator(c)
@@ -204,12 +224,22 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 // into application pods, which belong to their own workloads, so the
 // operator builds no workload, Service or autoscaler; nor a ConfigMap or
 // ServiceAccount, which the injected container (configured through its
-// environment, running as the application pod's account) would not use.
+// environment, running as the application pod's account) would not use. With
+// observability.metrics.enableMetrics it builds the PodMonitor that scrapes
+// the injected collectors.
 func sidecarCollector(c *v1beta1.OpenTelemetryCollector) (Collector, error) {
 	if _, err := RenderCollectorConfig(c, "", nil); err != nil {
 		return Collector{}, err
 	}
-	return Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}, nil
+	out := Collector{Selector: map[string]string{LabelSidecarInjected: InstanceLabel(c.Namespace, c.Name)}}
+	pm, err := podMonitor(c)
+	if err != nil {
+		return Collector{}, err
+	}
+	if pm != nil {
+		out.Objects = append(out.Objects, pm)
+	}
+	return out, nil
 }
 
 // LabelSidecarInjected is the label the pod webhook puts on the pods it
@@ -303,10 +333,7 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 		}
 		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
 	}
-	annotations := maps.Clone(spec.PodAnnotations)
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
+	annotations := podAnnotations(c)
 	annotations[AnnotationConfigHash] = hash
 
 	volumes := []corev1.Volume{{
@@ -374,6 +401,58 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 		ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
 		Spec:       pod,
 	}, nil
+}
+
+// Pod annotations upstream stamps for annotation-based Prometheus discovery,
+// unless observability.metrics.disablePrometheusAnnotations.
+const (
+	AnnotationPrometheusScrape = "prometheus.io/scrape"
+	AnnotationPrometheusPort   = "prometheus.io/port"
+	AnnotationPrometheusPath   = "prometheus.io/path"
+	// AnnotationPrometheusAdded marks a pod template where the operator
+	// added at least one of them, as upstream.
+	AnnotationPrometheusAdded = "operator.opentelemetry.io/prometheus-annotations-added"
+)
+
+// podAnnotations are the collector pod's annotations, as upstream:
+// spec.podAnnotations, then the resource's own annotations where
+// podAnnotations does not set the key (but for those that describe the
+// resource itself: kubectl's last applied configuration, the stashed spec of
+// the other API version), then the prometheus.io annotations where neither
+// sets them, unless disablePrometheusAnnotations. Server-side apply removes
+// any of them from the pods when it is no longer desired.
+func podAnnotations(c *v1beta1.OpenTelemetryCollector) map[string]string {
+	out := maps.Clone(c.Spec.PodAnnotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range c.Annotations {
+		switch k {
+		case corev1.LastAppliedConfigAnnotation, v1alpha1.AnnotationV1alpha1Spec, v1alpha1.AnnotationV1beta1Spec:
+			continue
+		}
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	if c.Spec.Observability.Metrics.DisablePrometheusAnnotations {
+		return out
+	}
+	added := false
+	for k, v := range map[string]string{
+		AnnotationPrometheusScrape: "true",
+		AnnotationPrometheusPort:   strconv.Itoa(CollectorMonitoringPort),
+		AnnotationPrometheusPath:   "/metrics",
+	} {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+			added = true
+		}
+	}
+	if added {
+		out[AnnotationPrometheusAdded] = "true"
+	}
+	return out
 }
 
 // dnsPolicy is the user's DNS policy; otherwise ClusterFirstWithHostNet on

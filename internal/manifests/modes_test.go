@@ -11,11 +11,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
@@ -186,3 +188,115 @@ func TestUserPortsMerge(t *testing.T) {
 func yamlUnmarshal(doc string, v any) error { return yaml.UnmarshalStrict([]byte(doc), v) }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// TestTargetAllocatorServiceAddressing checks that a TargetAllocator's
+// ipFamilies, ipFamilyPolicy and trafficDistribution reach its Service, as
+// upstream.
+func TestTargetAllocatorServiceAddressing(t *testing.T) {
+	t.Parallel()
+	ta := allocatorFromExample(t, upstreamExample)
+	ta.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+	ta.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+	ta.Spec.TrafficDistribution = ptr.To("PreferClose")
+	sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+	got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
+	require.NoError(t, err)
+	svc, ok := find[*corev1.Service](got.Objects)
+	require.True(t, ok)
+	require.Equal(t, []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}, svc.Spec.IPFamilies)
+	require.Equal(t, corev1.IPFamilyPolicyPreferDualStack, *svc.Spec.IPFamilyPolicy)
+	require.Equal(t, "PreferClose", *svc.Spec.TrafficDistribution)
+}
+
+// TestPodAnnotations checks the collector pod's annotations against
+// upstream's: podAnnotations, then the resource's own annotations, then the
+// prometheus.io ones unless disabled, never overriding the user's.
+func TestPodAnnotations(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		annotations  map[string]string
+		podAnnotated map[string]string
+		disable      bool
+		want         map[string]string
+	}{
+		{
+			name: "defaults",
+			want: map[string]string{
+				manifests.AnnotationPrometheusScrape: "true", manifests.AnnotationPrometheusPort: "8888",
+				manifests.AnnotationPrometheusPath: "/metrics", manifests.AnnotationPrometheusAdded: "true",
+			},
+		},
+		{
+			name:    "disabled",
+			disable: true,
+			want:    map[string]string{},
+		},
+		{
+			name:         "resource annotations, podAnnotations win, kubectl's and the conversion stash left out",
+			annotations:  map[string]string{"team": "a", "owner": "x", corev1.LastAppliedConfigAnnotation: "{}", v1alpha1.AnnotationV1alpha1Spec: "{}"},
+			podAnnotated: map[string]string{"owner": "y"},
+			disable:      true,
+			want:         map[string]string{"team": "a", "owner": "y"},
+		},
+		{
+			name:         "the user's prometheus.io annotations are kept",
+			podAnnotated: map[string]string{manifests.AnnotationPrometheusScrape: "false", manifests.AnnotationPrometheusPort: "9999", manifests.AnnotationPrometheusPath: "/m"},
+			want:         map[string]string{manifests.AnnotationPrometheusScrape: "false", manifests.AnnotationPrometheusPort: "9999", manifests.AnnotationPrometheusPath: "/m"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := upstreamCollector(t, "smoke-simplest.yaml")
+			c.Annotations = tc.annotations
+			c.Spec.PodAnnotations = tc.podAnnotated
+			c.Spec.Observability.Metrics.DisablePrometheusAnnotations = tc.disable
+			got, err := manifests.BuildCollector(c, settings, nil)
+			require.NoError(t, err)
+			d, ok := find[*appsv1.Deployment](got.Objects)
+			require.True(t, ok)
+			annotations := d.Spec.Template.Annotations
+			require.Equal(t, got.ConfigHash, annotations[manifests.AnnotationConfigHash])
+			delete(annotations, manifests.AnnotationConfigHash)
+			require.Equal(t, tc.want, annotations)
+		})
+	}
+}
+
+// TestIngressPorts checks that the Ingress routes to the receiver ports of
+// the base Service, the user's included, and not to exporter ports, and
+// carries tls and ingressClassName, as upstream.
+func TestIngressPorts(t *testing.T) {
+	t.Parallel()
+	c := upstreamCollector(t, "metrics-servicemonitor.yaml")
+	var patch v1beta1.OpenTelemetryCollector
+	require.NoError(t, yamlUnmarshal(`spec:
+  ports:
+  - name: custom
+    port: 9999
+  ingress:
+    type: ingress
+    hostname: example.com
+    ingressClassName: nginx
+    tls:
+    - hosts: [example.com]
+      secretName: example-tls
+`, &patch))
+	c.Spec.Ports, c.Spec.Ingress = patch.Spec.Ports, patch.Spec.Ingress
+	got, err := manifests.BuildCollector(c, settings, nil)
+	require.NoError(t, err)
+	ing, ok := find[*networkingv1.Ingress](got.Objects)
+	require.True(t, ok)
+	require.Equal(t, manifests.IngressName(c.Name), ing.Name)
+	require.Equal(t, "nginx", *ing.Spec.IngressClassName)
+	require.Equal(t, []networkingv1.IngressTLS{{Hosts: []string{"example.com"}, SecretName: "example-tls"}}, ing.Spec.TLS)
+	require.Len(t, ing.Spec.Rules, 1)
+	require.Equal(t, "example.com", ing.Spec.Rules[0].Host)
+	var paths []string
+	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+		require.Equal(t, manifests.CollectorService(c.Name), p.Backend.Service.Name)
+		require.Equal(t, "/"+p.Backend.Service.Port.Name, p.Path)
+		paths = append(paths, p.Path)
+	}
+	require.Equal(t, []string{"/custom", "/otlp-grpc", "/otlp-http"}, paths, "receiver ports and the user's; not prometheus-dev or prometheus-prod")
+}

@@ -3,6 +3,7 @@ package manifests
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -65,7 +66,7 @@ func endpointPort(cfg map[string]any) int32 {
 // listens on nothing.
 func ReceiverPorts(cfg map[string]any) []corev1.ServicePort {
 	receivers, _ := cfg["receivers"].(map[string]any)
-	used := usedReceivers(cfg)
+	used := usedComponents(cfg, "receivers")
 	var ports []corev1.ServicePort
 	seen := map[int32]bool{}
 	add := func(name string, port int32, proto corev1.Protocol) {
@@ -118,6 +119,58 @@ func ReceiverPorts(cfg map[string]any) []corev1.ServicePort {
 	return ports
 }
 
+// ExporterPorts are the ports of the prometheus exporters used in a
+// pipeline, the one exporter upstream knows to listen: its endpoint's port,
+// 8888 by default, sorted by port.
+func ExporterPorts(cfg map[string]any) []corev1.ServicePort {
+	exporters, _ := cfg["exporters"].(map[string]any)
+	used := usedComponents(cfg, "exporters")
+	var ports []corev1.ServicePort
+	for _, id := range slices.Sorted(maps.Keys(exporters)) {
+		if typ, _, _ := strings.Cut(id, "/"); typ != "prometheus" || !used[id] {
+			continue
+		}
+		ec, _ := exporters[id].(map[string]any)
+		port := endpointPort(ec)
+		if port == 0 {
+			port = CollectorMonitoringPort
+		}
+		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port }) {
+			continue
+		}
+		ports = append(ports, corev1.ServicePort{Name: componentPortName(id, port), Port: port, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(port)})
+	}
+	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	return ports
+}
+
+// componentPortName is upstream's naming.PortName, which the pod webhook
+// also follows: the component id with "/" and "_" made "-", or
+// port-<number> when that is no valid IANA service name.
+func componentPortName(id string, port int32) string {
+	n := strings.NewReplacer("/", "-", "_", "-").Replace(id)
+	if len(n) > 15 || !validIANAName.MatchString(n) {
+		return fmt.Sprintf("port-%d", port)
+	}
+	return n
+}
+
+var validIANAName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// inferredPorts are the ports of the receivers and exporters in use, sorted
+// by port, one per port number (a receiver's first), with unique names.
+func inferredPorts(cfg map[string]any) []corev1.ServicePort {
+	ports := ReceiverPorts(cfg)
+	for _, p := range ExporterPorts(cfg) {
+		if !slices.ContainsFunc(ports, func(r corev1.ServicePort) bool { return r.Port == p.Port }) {
+			ports = append(ports, p)
+		}
+	}
+	slices.SortStableFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	uniquePortNames(ports)
+	return ports
+}
+
 // metricsPortName is the container port of the collector's own metrics.
 const metricsPortName = "metrics"
 
@@ -140,15 +193,15 @@ func uniquePortNames(ports []corev1.ServicePort) {
 	}
 }
 
-// usedReceivers returns the receivers that appear in some pipeline: the
-// collector starts no other.
-func usedReceivers(cfg map[string]any) map[string]bool {
+// usedComponents returns the components of a kind (receivers, exporters)
+// that appear in some pipeline.
+func usedComponents(cfg map[string]any, kind string) map[string]bool {
 	used := map[string]bool{}
 	service, _ := cfg["service"].(map[string]any)
 	pipelines, _ := service["pipelines"].(map[string]any)
 	for _, p := range pipelines {
 		pm, _ := p.(map[string]any)
-		list, _ := pm["receivers"].([]any)
+		list, _ := pm[kind].([]any)
 		for _, r := range list {
 			if s, ok := r.(string); ok {
 				used[s] = true

@@ -97,7 +97,11 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	if ta.Spec.Mtls.CertManager() {
 		out.Objects = append(out.Objects, certManagerObjects(ns, ta.Name)...)
 	}
-	out.Objects = append(out.Objects, service(ns, name, labels, selector, ports))
+	svc := service(ns, name, labels, selector, ports)
+	svc.Spec.IPFamilies = slices.Clone(ta.Spec.IPFamilies)
+	svc.Spec.IPFamilyPolicy = ta.Spec.IPFamilyPolicy
+	svc.Spec.TrafficDistribution = ta.Spec.TrafficDistribution
+	out.Objects = append(out.Objects, svc)
 	out.Objects = append(out.Objects, allocatorDeployment(ta, s, name, labels, selector, sa, hash))
 	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, ta.Spec.PodDisruptionBudget))
 	return out, nil

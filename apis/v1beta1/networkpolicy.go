@@ -1,0 +1,10 @@
+package v1beta1
+
+// NetworkPolicySpec configures the NetworkPolicy of a collector.
+type NetworkPolicySpec struct {
+	// enabled creates the NetworkPolicy. Unset means false: upstream takes
+	// the default from its operand.networkpolicy feature gate (on), and so
+	// would put a policy in front of every collector.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
