@@ -72,8 +72,8 @@ func TestV1alpha1RulesMatchV1beta1(t *testing.T) {
 		{name: "target allocator without mode", alpha: "targetAllocator: {enabled: true}", msg: taMode},
 		{name: "target allocator in deployment", alpha: "mode: deployment\ntargetAllocator: {enabled: true}", msg: taMode},
 		{name: "per-node on statefulset", alpha: "mode: statefulset\ntargetAllocator: {allocationStrategy: per-node}", msg: "allocationStrategy per-node needs mode daemonset"},
-		{name: "ingress", alpha: "ingress: {type: ingress}", msg: "ingress is an upstream field shardwise does not support yet: expose the collector Service <name>-collector with your own Ingress; remove it"},
-		{name: "enableMetrics", alpha: "observability: {metrics: {enableMetrics: true}}", msg: "observability.metrics.enableMetrics is not supported by shardwise yet: create a ServiceMonitor for the Service <name>-collector-monitoring yourself; remove it"},
+		{name: "ingress on sidecar", alpha: "mode: sidecar\ningress: {type: ingress}", msg: "the OpenTelemetry Collector mode is set to sidecar, which does not support ingress"},
+		{name: "ingress type route", alpha: "ingress: {type: route}", msg: "ingress.type route creates OpenShift Routes, which shardwise does not build"},
 		{name: "volumeClaimTemplates in deployment", alpha: "volumeClaimTemplates: [{metadata: {name: data}}]", msg: "volumeClaimTemplates is only supported in mode statefulset"},
 		{
 			name: "daemonset update strategy in deployment", alpha: "updateStrategy: {type: OnDelete}", beta: "daemonSetUpdateStrategy: {type: OnDelete}",
