@@ -87,13 +87,13 @@ func (c *bodyCache) slice(snap *allocation.Snapshot, sl *allocation.Slice) *body
 		return b
 	}
 	c.m.cacheMiss.Inc()
-	b := newBody(appendSlice(make([]byte, 0, sliceSize(sl)), sl))
+	b := encode(sliceSize(sl), func(b []byte) []byte { return appendSlice(b, sl) })
 	return c.insert(snap, k, &cacheEntry{body: b, slice: sl}, valid)
 }
 
 // job returns the whole-job response of snap, building it with build on a
 // miss.
-func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func() []byte) *body {
+func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func([]byte) []byte) *body {
 	k := cacheKey{version: snap.Generation(), job: job}
 	ref := weak.Make(snap)
 	valid := func(e *cacheEntry) bool { return e.slice == nil && e.snap == ref }
@@ -101,14 +101,14 @@ func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func() []by
 		return b
 	}
 	c.m.cacheMiss.Inc()
-	return c.insert(snap, k, &cacheEntry{body: newBody(build()), snap: ref}, valid)
+	return c.insert(snap, k, &cacheEntry{body: encode(0, build), snap: ref}, valid)
 }
 
 // insert stores e under k unless a concurrent request stored a valid entry
 // first, and returns the body to serve. A body larger than the whole bound
 // is served but not kept.
 func (c *bodyCache) insert(snap *allocation.Snapshot, k cacheKey, e *cacheEntry, valid func(*cacheEntry) bool) *body {
-	e.size = int64(len(e.body.data)) + entryOverhead
+	e.size = int64(e.body.stored()) + entryOverhead
 	if e.size > c.maxBytes {
 		return e.body
 	}
