@@ -142,16 +142,21 @@ cat > "$dst/discovery/kubernetes/trim.go" <<'GO'
 package kubernetes
 
 import (
+	"unique"
+
 	apiv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // trimObject is the transform of every informer of this package: it drops,
-// before an object is cached, what no role reads. It is idempotent, as
-// client-go requires, and leaves anything but an object (a tombstone) as is.
+// before an object is cached, what no role reads, and interns the names and
+// values of labels and annotations. It is idempotent, as client-go requires,
+// and leaves anything but an object (a tombstone) as is.
 func trimObject(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
+		internMap(a.GetLabels())
+		internMap(a.GetAnnotations())
 	}
 	if p, ok := obj.(*apiv1.Pod); ok {
 		trimPod(p)
@@ -193,6 +198,17 @@ func trimContainers(cs []apiv1.Container) []apiv1.Container {
 	return out
 }
 
+// internMap replaces the keys and values of m by their canonical copies
+// (package unique), in place: the pods of one workload carry the same label
+// and annotation names and mostly the same values, and each decoded object
+// has its own copies of them, which every target built from the pod then
+// shares. Assigning to a present key stores the new key too.
+func internMap(m map[string]string) {
+	for k, v := range m {
+		m[unique.Make(k).Value()] = unique.Make(v).Value()
+	}
+}
+
 func trimStatuses(ss []apiv1.ContainerStatus) []apiv1.ContainerStatus {
 	if ss == nil {
 		return nil
@@ -218,7 +234,7 @@ tests, test data, commands or web UI). Three changes: discovery/kubernetes/kuber
 a context to cache.DefaultWatchErrorHandler, as client-go v0.33+ requires; the Kubernetes and
 file discoverers send a marker group (targetgroup.SyncedSource) once their initial target
 groups are out, so shardwise can wait for every provider of a job before serving it; the
-Kubernetes SD's informers drop managed fields, and of pods what no role reads, before caching
-(discovery/kubernetes/trim.go).
+Kubernetes SD's informers drop managed fields, and of pods what no role reads, before caching,
+and intern label and annotation names and values (discovery/kubernetes/trim.go).
 MD
 echo "hack/third_party/prometheus: prometheus $version, patched"

@@ -3,16 +3,21 @@
 package kubernetes
 
 import (
+	"unique"
+
 	apiv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // trimObject is the transform of every informer of this package: it drops,
-// before an object is cached, what no role reads. It is idempotent, as
-// client-go requires, and leaves anything but an object (a tombstone) as is.
+// before an object is cached, what no role reads, and interns the names and
+// values of labels and annotations. It is idempotent, as client-go requires,
+// and leaves anything but an object (a tombstone) as is.
 func trimObject(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
+		internMap(a.GetLabels())
+		internMap(a.GetAnnotations())
 	}
 	if p, ok := obj.(*apiv1.Pod); ok {
 		trimPod(p)
@@ -52,6 +57,17 @@ func trimContainers(cs []apiv1.Container) []apiv1.Container {
 		out[i] = apiv1.Container{Name: c.Name, Image: c.Image, Ports: c.Ports}
 	}
 	return out
+}
+
+// internMap replaces the keys and values of m by their canonical copies
+// (package unique), in place: the pods of one workload carry the same label
+// and annotation names and mostly the same values, and each decoded object
+// has its own copies of them, which every target built from the pod then
+// shares. Assigning to a present key stores the new key too.
+func internMap(m map[string]string) {
+	for k, v := range m {
+		m[unique.Make(k).Value()] = unique.Make(v).Value()
+	}
 }
 
 func trimStatuses(ss []apiv1.ContainerStatus) []apiv1.ContainerStatus {
