@@ -16,9 +16,10 @@ import (
 )
 
 // TestKubernetesSDSharesLabelStrings: the patched Kubernetes SD
-// (hack/third_party/prometheus.sh, third change) keeps one copy of each
-// label and annotation value that pods share instead of one per pod; the
-// labels served are unchanged.
+// (hack/third_party/prometheus.sh, third and fourth changes) keeps one copy
+// of each label and annotation name and value that pods share, and of each
+// __meta_kubernetes_pod_label_* / _annotation_* name it builds, instead of
+// one per pod and target; the labels served are unchanged.
 func TestKubernetesSDSharesLabelStrings(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
@@ -80,10 +81,11 @@ scrape_configs:
 		return n, v
 	}
 	for name, value := range want {
-		_, v0 := stored(targets[0], name)
-		_, v1 := stored(targets[1], name)
+		n0, v0 := stored(targets[0], name)
+		n1, v1 := stored(targets[1], name)
 		require.Equal(t, value, v0, name)
 		require.Equal(t, value, v1, name)
+		require.Same(t, unsafe.StringData(n0), unsafe.StringData(n1), "one copy of the name %s", name)
 		require.Same(t, unsafe.StringData(v0), unsafe.StringData(v1), "one copy of the value of %s", name)
 	}
 }
