@@ -14,6 +14,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/pprof v0.0.0-20250607225305-033d6d78b36a
 	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.1
 	github.com/open-policy-agent/cert-controller v0.16.0
 	github.com/open-telemetry/opamp-go v0.23.0
 	github.com/prometheus-operator/prometheus-operator v0.85.0

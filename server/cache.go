@@ -12,9 +12,11 @@ import (
 
 // DefaultResponseCacheBytes bounds the serialized responses the server keeps
 // when Options.ResponseCacheBytes is zero. Every per-collector body of 100k
-// Kubernetes targets with 42 labels each takes ~276 MB (benchmarks/README.md),
-// and a cache smaller than what collectors poll each interval would evict
-// each body before its next poll, so the default leaves room above that.
+// Kubernetes targets with 42 labels each takes ~276 MB as JSON, ~11 MB as
+// kept (compressed, see body); small bodies are kept as they are, and 1,000
+// collectors × 200 jobs of 100k targets took 111 MB (benchmarks/README.md).
+// A cache smaller than what collectors poll each interval would evict each
+// body before its next poll, so the default leaves room above that.
 const DefaultResponseCacheBytes = 512 << 20
 
 // entryOverhead is what one cache entry costs beyond its body bytes: the
@@ -87,13 +89,13 @@ func (c *bodyCache) slice(snap *allocation.Snapshot, sl *allocation.Slice) *body
 		return b
 	}
 	c.m.cacheMiss.Inc()
-	b := newBody(appendSlice(make([]byte, 0, sliceSize(sl)), sl))
+	b := encode(sliceSize(sl), func(b []byte) []byte { return appendSlice(b, sl) })
 	return c.insert(snap, k, &cacheEntry{body: b, slice: sl}, valid)
 }
 
 // job returns the whole-job response of snap, building it with build on a
 // miss.
-func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func() []byte) *body {
+func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func([]byte) []byte) *body {
 	k := cacheKey{version: snap.Generation(), job: job}
 	ref := weak.Make(snap)
 	valid := func(e *cacheEntry) bool { return e.slice == nil && e.snap == ref }
@@ -101,14 +103,14 @@ func (c *bodyCache) job(snap *allocation.Snapshot, job string, build func() []by
 		return b
 	}
 	c.m.cacheMiss.Inc()
-	return c.insert(snap, k, &cacheEntry{body: newBody(build()), snap: ref}, valid)
+	return c.insert(snap, k, &cacheEntry{body: encode(0, build), snap: ref}, valid)
 }
 
 // insert stores e under k unless a concurrent request stored a valid entry
 // first, and returns the body to serve. A body larger than the whole bound
 // is served but not kept.
 func (c *bodyCache) insert(snap *allocation.Snapshot, k cacheKey, e *cacheEntry, valid func(*cacheEntry) bool) *body {
-	e.size = int64(len(e.body.data)) + entryOverhead
+	e.size = int64(e.body.stored()) + entryOverhead
 	if e.size > c.maxBytes {
 		return e.body
 	}

@@ -14,7 +14,10 @@
 //     ([] for an unknown job or collector) in the slice's stable order. Its
 //     bytes are serialized once per allocation.Slice Version and served from
 //     a cache bounded in bytes (least recently used evicted first) with a
-//     content-hash ETag; the hot path does no JSON encoding. Without
+//     content-hash ETag; the hot path does no JSON encoding. Bodies of
+//     2 KiB or more are kept gzip-compressed and expanded as they are
+//     written (the collectors' http_sd client does not accept gzip): the
+//     labels of Kubernetes targets shrink ~25 times. Without
 //     collector_id the whole-job object is cached per snapshot. Only a
 //     malformed request gets a 400 with {"error": "..."}.
 //   - Work per request is bounded: connections have read-header, read,

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -548,11 +550,15 @@ type fileWatch struct {
 	err   error         // test hook: fail the fsnotify watch
 }
 
-// watchFile signals reload when the file at path may have changed. It
+// watchFile signals reload when the content of the file at path changed. It
 // watches the directory, since Kubernetes updates mounted ConfigMaps by
-// swapping a symlink, and coalesces bursts of events over delay. When the
-// watch cannot be set up it polls the file's content instead: a missing
-// inotify instance must not stop the allocator.
+// swapping a symlink (..data), and coalesces bursts of events over delay.
+// Events of other files in the directory are ignored, and so is an event
+// after which the file holds what it held: a log or any file written next to
+// the config must not reload it (each reload logs, which, with the log in the
+// same directory, reloaded again, four times a second). When the watch
+// cannot be set up it polls the file's content instead: a missing inotify
+// instance must not stop the allocator.
 func watchFile(ctx context.Context, log *slog.Logger, path string, fw fileWatch, reload chan<- struct{}) error {
 	w, err := newDirWatcher(filepath.Dir(path), fw.err)
 	if err != nil {
@@ -563,15 +569,24 @@ func watchFile(ctx context.Context, log *slog.Logger, path string, fw fileWatch,
 	delay := fw.delay
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	name := filepath.Base(path)
+	last := fileSum(log, path)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-w.Errors:
 			log.Warn("config file watcher", "err", err)
-		case <-w.Events:
-			timer.Reset(delay)
+		case ev := <-w.Events:
+			if base := filepath.Base(ev.Name); base == name || strings.HasPrefix(base, "..") {
+				timer.Reset(delay)
+			}
 		case <-timer.C:
+			cur := fileSum(log, path)
+			if cur == nil || bytes.Equal(cur, last) {
+				continue
+			}
+			last = cur
 			select {
 			case reload <- struct{}{}:
 			default: // a reload is already pending

@@ -59,19 +59,21 @@ func newDirWatcher(dir string, hook error) (*fsnotify.Watcher, error) {
 	return w, nil
 }
 
+// fileSum returns a hash of the file's content, nil when it cannot be read.
+func fileSum(log *slog.Logger, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Warn("read config file", "file", path, "err", err)
+		return nil
+	}
+	s := sha256.Sum256(b)
+	return s[:]
+}
+
 // pollFile signals reload when the content of the file at path changes,
 // checking every interval.
 func pollFile(ctx context.Context, log *slog.Logger, path string, interval time.Duration, reload chan<- struct{}) error {
-	sum := func() []byte {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			log.Warn("read config file", "file", path, "err", err)
-			return nil
-		}
-		s := sha256.Sum256(b)
-		return s[:]
-	}
-	last := sum()
+	last := fileSum(log, path)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -79,7 +81,7 @@ func pollFile(ctx context.Context, log *slog.Logger, path string, interval time.
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			cur := sum()
+			cur := fileSum(log, path)
 			if cur == nil || bytes.Equal(cur, last) {
 				continue
 			}

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -69,4 +70,81 @@ func TestLivezStuckLoop(t *testing.T) {
 		code, _ := status(t, base+"/livez")
 		return code == http.StatusOK
 	})
+}
+
+// TestConfigWatchIgnoresOtherFiles: writes to other files of the config's
+// directory (a log written next to it: each reload logs a line, which
+// reloaded again, four times a second while idle) and a rewrite with the
+// same content reload nothing; a change of the content, also through a
+// Kubernetes ConfigMap's ..data symlink swap, reloads once.
+func TestConfigWatchIgnoresOtherFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ta.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("collectors: [c0]\n"), 0o600))
+	const delay = 50 * time.Millisecond
+	reload := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- watchFile(t.Context(), slog.New(slog.DiscardHandler), path, fileWatch{delay: delay}, reload)
+	}()
+	t.Cleanup(func() { require.NoError(t, <-done) })
+
+	// The config is replaced, never rewritten in place: a reload while a
+	// write has truncated the file would see it empty (and keep the last
+	// good config), and then signal again.
+	// Until the watch is set up, writes may go unseen: wait for a change
+	// to be signalled before the writes that must not be.
+	changed := func(content string) {
+		t.Helper()
+		writeAtomic(t, path, content)
+		select {
+		case <-reload:
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "no reload after the config changed", content)
+		}
+	}
+	for i := 0; ; i++ {
+		require.Less(t, i, 10, "no reload after ten changes")
+		writeAtomic(t, path, fmt.Sprintf("collectors: [c0, c1]\n# %d\n", i))
+		select {
+		case <-reload:
+		case <-time.After(5 * time.Second):
+			continue
+		}
+		break
+	}
+	unchanged, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "allocator.log"), fmt.Appendf(nil, "line %d\n", i), 0o600))
+		writeAtomic(t, path, string(unchanged))
+	}
+	// Nothing may arrive, so this waits: twenty times the coalescing delay,
+	// after which a signal would have been sent. A slow machine can only
+	// make this pass wrongly, never fail wrongly.
+	time.Sleep(20 * delay)
+	require.Empty(t, reload, "writes that changed nothing are not signalled")
+	changed("collectors: [c0, c1, c2]\n")
+
+	// A ConfigMap update: the content moves behind the ..data symlink.
+	data := filepath.Join(dir, "..2026_12_01")
+	require.NoError(t, os.Mkdir(data, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "ta.yaml"), []byte("collectors: [c3]\n"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Base(data), filepath.Join(dir, "..data")))
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Symlink(filepath.Join("..data", "ta.yaml"), path))
+	select {
+	case <-reload:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no reload after the ..data swap")
+	}
+}
+
+// writeAtomic replaces the file at path with content by a rename.
+func writeAtomic(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o600))
+	require.NoError(t, os.Rename(tmp, path))
 }

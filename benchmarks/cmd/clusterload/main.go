@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Poll.Interval, "poll-interval", 0, "Run the collectors' polling load with this interval (e.g. 30s); 0 skips it.")
 	fs.DurationVar(&o.Poll.Duration, "poll-duration", time.Minute, "How long the polling load runs.")
 	fs.StringVar(&jsonOut, "json", "", "Also write the JSON summary to this file.")
-	fs.StringVar(&dir, "dir", "", "Where to keep configs, logs, the audit log and heap profiles; a temporary directory (removed) when empty.")
+	fs.StringVar(&dir, "dir", "", "Where to keep configs, logs, the audit log, heap profiles and idle CPU profiles; a temporary directory (removed) when empty.")
 	fs.BoolVar(&keep, "keep", false, "Keep the temporary directory.")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

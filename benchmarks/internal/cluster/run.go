@@ -221,12 +221,21 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	logf("all complete; idle for %s", o.Idle)
+	// A CPU profile of (most of) the idle window shows what wakes the
+	// allocator when nothing changes: <dir>/<allocator>.idle-cpu.pb.gz.
+	var profiles errgroup.Group
+	for _, r := range sum.Results {
+		profiles.Go(func() error { return r.saveIdleProfile(ctx, o.Dir, o.Idle) })
+	}
 	select {
 	case <-time.After(o.Idle):
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	to := time.Now()
+	if err := profiles.Wait(); err != nil {
+		return nil, err
+	}
 	for i, r := range sum.Results {
 		cpu, err := cpuSeconds(r.proc.pid())
 		if err != nil {
@@ -405,6 +414,24 @@ func (r *Result) saveHeap(ctx context.Context, dir string) (Heap, error) {
 		return Heap{}, fmt.Errorf("save heap profile: %w", err)
 	}
 	return h, nil
+}
+
+// saveIdleProfile saves a CPU profile of the allocator over the idle window
+// (whole seconds, at most the 60 the server allows, a second short of the
+// window so that the profile is in before it ends).
+func (r *Result) saveIdleProfile(ctx context.Context, dir string, idle time.Duration) error {
+	secs := min(int(idle.Seconds())-1, 60)
+	if secs < 1 {
+		return nil
+	}
+	raw, err := r.poll.get(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs))
+	if err != nil {
+		return fmt.Errorf("allocator %s: idle CPU profile: %w", r.Name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, r.Name+".idle-cpu.pb.gz"), raw, 0o600); err != nil {
+		return fmt.Errorf("save idle CPU profile: %w", err)
+	}
+	return nil
 }
 
 func writeKubeconfig(cfg *rest.Config, path string) error {

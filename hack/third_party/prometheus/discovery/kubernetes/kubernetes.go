@@ -795,14 +795,14 @@ func addObjectMetaLabels(labelSet model.LabelSet, objectMeta metav1.ObjectMeta, 
 
 	for k, v := range objectMeta.Labels {
 		ln := strutil.SanitizeLabelName(k)
-		labelSet[model.LabelName(metaLabelPrefix+string(role)+"_label_"+ln)] = lv(v)
-		labelSet[model.LabelName(metaLabelPrefix+string(role)+"_labelpresent_"+ln)] = presentValue
+		labelSet[internName(metaLabelPrefix+string(role)+"_label_"+ln)] = lv(v)
+		labelSet[internName(metaLabelPrefix+string(role)+"_labelpresent_"+ln)] = presentValue
 	}
 
 	for k, v := range objectMeta.Annotations {
 		ln := strutil.SanitizeLabelName(k)
-		labelSet[model.LabelName(metaLabelPrefix+string(role)+"_annotation_"+ln)] = lv(v)
-		labelSet[model.LabelName(metaLabelPrefix+string(role)+"_annotationpresent_"+ln)] = presentValue
+		labelSet[internName(metaLabelPrefix+string(role)+"_annotation_"+ln)] = lv(v)
+		labelSet[internName(metaLabelPrefix+string(role)+"_annotationpresent_"+ln)] = presentValue
 	}
 }
 

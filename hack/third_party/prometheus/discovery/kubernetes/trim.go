@@ -3,16 +3,21 @@
 package kubernetes
 
 import (
+	"unique"
+
 	apiv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // trimObject is the transform of every informer of this package: it drops,
-// before an object is cached, what no role reads. It is idempotent, as
-// client-go requires, and leaves anything but an object (a tombstone) as is.
+// before an object is cached, what no role reads, and interns the names and
+// values of labels and annotations. It is idempotent, as client-go requires,
+// and leaves anything but an object (a tombstone) as is.
 func trimObject(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
+		a.SetLabels(interned(a.GetLabels()))
+		a.SetAnnotations(interned(a.GetAnnotations()))
 	}
 	if p, ok := obj.(*apiv1.Pod); ok {
 		trimPod(p)
@@ -50,6 +55,23 @@ func trimContainers(cs []apiv1.Container) []apiv1.Container {
 	out := make([]apiv1.Container, len(cs))
 	for i, c := range cs {
 		out[i] = apiv1.Container{Name: c.Name, Image: c.Image, Ports: c.Ports}
+	}
+	return out
+}
+
+// interned returns m with its keys and values replaced by their canonical
+// copies (package unique): the pods of one workload carry the same label and
+// annotation strings, and each decoded object has its own copies of them,
+// which every target built from the pod then shares. It builds a new map of
+// m's size: assigning into m in place turns a full small map (8 entries)
+// into a table twice its size.
+func interned(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[unique.Make(k).Value()] = unique.Make(v).Value()
 	}
 	return out
 }
