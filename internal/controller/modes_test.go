@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -135,9 +136,11 @@ func TestAutoscalerLifecycle(t *testing.T) {
 	hpaKey := client.ObjectKey{Namespace: ns, Name: manifests.CollectorName(name)}
 	require.True(t, apierrors.IsNotFound(h.client.Get(ctx, hpaKey, &autoscalingv2.HorizontalPodAutoscaler{})))
 
-	c := h.collector(t, ns, name)
-	c.Spec.Autoscaler = &v1beta1.AutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](4)}
-	require.NoError(t, h.client.Update(ctx, c))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := h.collector(t, ns, name)
+		c.Spec.Autoscaler = &v1beta1.AutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](4)}
+		return h.client.Update(ctx, c)
+	}))
 	eventually(t, waitFor, func() error {
 		var hpa autoscalingv2.HorizontalPodAutoscaler
 		if err := h.client.Get(ctx, hpaKey, &hpa); err != nil {
@@ -157,10 +160,15 @@ func TestAutoscalerLifecycle(t *testing.T) {
 	})
 
 	// What the autoscaler does: scale the collector through its scale subresource.
-	scale := &autoscalingv1.Scale{}
-	require.NoError(t, h.client.SubResource("scale").Get(ctx, h.collector(t, ns, name), scale))
-	scale.Spec.Replicas = 3
-	require.NoError(t, h.client.SubResource("scale").Update(ctx, h.collector(t, ns, name), client.WithSubResourceBody(scale)))
+	// The operator writes the collector's status meanwhile: retry on conflict, as an autoscaler does.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale := &autoscalingv1.Scale{}
+		if err := h.client.SubResource("scale").Get(ctx, h.collector(t, ns, name), scale); err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 3
+		return h.client.SubResource("scale").Update(ctx, h.collector(t, ns, name), client.WithSubResourceBody(scale))
+	}))
 	eventually(t, waitFor, func() error {
 		var d appsv1.Deployment
 		if err := h.client.Get(ctx, hpaKey, &d); err != nil {
@@ -179,9 +187,11 @@ func TestAutoscalerLifecycle(t *testing.T) {
 		return nil
 	})
 
-	c = h.collector(t, ns, name)
-	c.Spec.Autoscaler = nil
-	require.NoError(t, h.client.Update(ctx, c))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := h.collector(t, ns, name)
+		c.Spec.Autoscaler = nil
+		return h.client.Update(ctx, c)
+	}))
 	eventually(t, waitFor, func() error {
 		err := h.client.Get(ctx, hpaKey, &autoscalingv2.HorizontalPodAutoscaler{})
 		if apierrors.IsNotFound(err) {
