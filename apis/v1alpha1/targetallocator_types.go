@@ -39,7 +39,7 @@ type TargetAllocatorList struct {
 	Items           []TargetAllocator `json:"items"`
 }
 
-// +kubebuilder:validation:XValidation:rule="!has(self.allocationStrategy) || self.allocationStrategy != 'per-node'",message="allocationStrategy per-node needs a daemonset collector, which shardwise does not support yet"
+// +kubebuilder:validation:XValidation:rule="!has(self.allocationStrategy) || self.allocationStrategy != 'per-node'",message="allocationStrategy per-node is not supported on a standalone TargetAllocator: use an OpenTelemetryCollector in mode daemonset with targetAllocator.enabled and allocationStrategy per-node"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts)",message="volumeMounts is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports)",message="ports is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.envFrom)",message="envFrom is an upstream field shardwise does not support; remove it"
