@@ -129,7 +129,7 @@ func Run(ctx context.Context, opts Options) error {
 		hb:      hb,
 		before:  opts.beforeStep,
 	}
-	return runComponents(ctx, opts, mgr, srv, collectors, operator, l)
+	return runComponents(ctx, opts, cfg.sum, mgr, srv, collectors, operator, l)
 }
 
 // withDefaults fills in the zero fields of o.
@@ -261,7 +261,7 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics,
 // one fails: discovery, the server, the config file watch, the Kubernetes
 // watchers (when not nil) and the allocation loop; and calls opts.Ready
 // once the server listens.
-func runComponents(ctx context.Context, opts Options, mgr *discovery.Manager, srv *server.Server,
+func runComponents(ctx context.Context, opts Options, loaded []byte, mgr *discovery.Manager, srv *server.Server,
 	collectors *discovery.CollectorWatcher, operator *discovery.OperatorWatcher, l *loop,
 ) error {
 	reload := make(chan struct{}, 1)
@@ -269,7 +269,7 @@ func runComponents(ctx context.Context, opts Options, mgr *discovery.Manager, sr
 	g.Go(func() error { return mgr.Run(ctx) })
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error {
-		return watchFile(ctx, opts.Logger, opts.ConfigFile, fileWatch{delay: opts.ReloadDelay, poll: opts.PollInterval, err: opts.watchErr}, reload)
+		return watchFile(ctx, opts.Logger, opts.ConfigFile, fileWatch{delay: opts.ReloadDelay, poll: opts.PollInterval, err: opts.watchErr}, loaded, reload)
 	})
 	var collectorSets <-chan []allocation.Collector
 	if collectors != nil {
@@ -559,18 +559,20 @@ type fileWatch struct {
 // same directory, reloaded again, four times a second). When the watch
 // cannot be set up it polls the file's content instead: a missing inotify
 // instance must not stop the allocator.
-func watchFile(ctx context.Context, log *slog.Logger, path string, fw fileWatch, reload chan<- struct{}) error {
+//
+// loaded is the hash of the content the allocator loaded (config.sum): a
+// change written before the watch was set up reloads at once.
+func watchFile(ctx context.Context, log *slog.Logger, path string, fw fileWatch, loaded []byte, reload chan<- struct{}) error {
 	w, err := newDirWatcher(filepath.Dir(path), fw.err)
 	if err != nil {
 		log.Warn("cannot watch the config file; polling it instead", "file", path, "interval", fw.poll, "err", err)
-		return pollFile(ctx, log, path, fw.poll, reload)
+		return pollFile(ctx, log, path, fw.poll, loaded, reload)
 	}
 	defer w.Close()
 	delay := fw.delay
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	timer := time.NewTimer(0) // compare once now: the file may have changed since it was loaded
 	name := filepath.Base(path)
-	last := fileSum(log, path)
+	last := loaded
 	for {
 		select {
 		case <-ctx.Done():

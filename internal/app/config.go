@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +21,8 @@ import (
 // filter_strategy, prometheus_cr, collector_*) are parsed by package discovery.
 type config struct {
 	Discovery *discovery.Config `yaml:"-"`
+	// sum is the SHA-256 of the file's content this config was read from.
+	sum []byte
 
 	ListenAddr                 string      `yaml:"listen_addr,omitempty"`
 	AllocationStrategy         string      `yaml:"allocation_strategy,omitempty"`
@@ -237,6 +240,8 @@ func loadConfigEnv(path string, flags Flags, env environment) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
+	sum := sha256.Sum256(b)
+	c.sum = sum[:]
 	// Relative file_sd paths and credential files resolve against the
 	// config file's directory, as in Prometheus.
 	if pc := c.Discovery.PromConfig; pc != nil && pc.Config != nil {

@@ -70,10 +70,11 @@ func fileSum(log *slog.Logger, path string) []byte {
 	return s[:]
 }
 
-// pollFile signals reload when the content of the file at path changes,
+// pollFile signals reload when the content of the file at path differs
+// from what was last loaded (loaded, the hash of the content at start),
 // checking every interval.
-func pollFile(ctx context.Context, log *slog.Logger, path string, interval time.Duration, reload chan<- struct{}) error {
-	last := fileSum(log, path)
+func pollFile(ctx context.Context, log *slog.Logger, path string, interval time.Duration, loaded []byte, reload chan<- struct{}) error {
+	last := loaded
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

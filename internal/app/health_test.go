@@ -85,8 +85,9 @@ func TestConfigWatchIgnoresOtherFiles(t *testing.T) {
 	const delay = 50 * time.Millisecond
 	reload := make(chan struct{}, 1)
 	done := make(chan error, 1)
+	loaded := fileSum(slog.New(slog.DiscardHandler), path)
 	go func() {
-		done <- watchFile(t.Context(), slog.New(slog.DiscardHandler), path, fileWatch{delay: delay}, reload)
+		done <- watchFile(t.Context(), slog.New(slog.DiscardHandler), path, fileWatch{delay: delay}, loaded, reload)
 	}()
 	t.Cleanup(func() { require.NoError(t, <-done) })
 
@@ -147,4 +148,34 @@ func writeAtomic(t *testing.T, path, content string) {
 	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
 	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o600))
 	require.NoError(t, os.Rename(tmp, path))
+}
+
+// TestConfigChangedBeforeWatch: a change written after the allocator loaded
+// its config but before the watch was set up is not lost: the watch compares
+// the file with what was loaded as it starts, with fsnotify and when polling.
+func TestConfigChangedBeforeWatch(t *testing.T) {
+	t.Parallel()
+	for name, fw := range map[string]fileWatch{
+		"fsnotify": {delay: time.Millisecond},
+		"polling":  {err: errors.New("no inotify"), poll: 10 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "ta.yaml")
+			require.NoError(t, os.WriteFile(path, []byte("collectors: [c0]\n"), 0o600))
+			loaded := fileSum(slog.New(slog.DiscardHandler), path)
+			require.NoError(t, os.WriteFile(path, []byte("collectors: [c0, c1]\n"), 0o600))
+			reload := make(chan struct{}, 1)
+			done := make(chan error, 1)
+			go func() {
+				done <- watchFile(t.Context(), slog.New(slog.DiscardHandler), path, fw, loaded, reload)
+			}()
+			t.Cleanup(func() { require.NoError(t, <-done) })
+			select {
+			case <-reload:
+			case <-time.After(10 * time.Second):
+				require.FailNow(t, "the change made before the watch started was never signalled")
+			}
+		})
+	}
 }
