@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,12 +195,15 @@ func parseConfig(s string) (v1beta1.Config, error) {
 
 // formatConfig writes a v1beta1 config as a v1alpha1 config string.
 func formatConfig(cfg *v1beta1.Config) (string, error) {
-	if equality.Semantic.DeepEqual(*cfg, v1beta1.Config{}) {
-		return "", nil
-	}
 	j, err := json.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("format spec.config: %w", err)
+	}
+	// Empty only when it reads as the zero config: semantic equality would
+	// also call a config of empty maps empty (pipelines: {} would come back
+	// null).
+	if zero, err := json.Marshal(v1beta1.Config{}); err == nil && bytes.Equal(j, zero) {
+		return "", nil
 	}
 	y, err := yaml.JSONToYAML(j)
 	if err != nil {

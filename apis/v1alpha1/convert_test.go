@@ -174,6 +174,20 @@ func TestConvertRoundTripFromV1beta1(t *testing.T) {
 	})
 }
 
+// TestConvertKeepsEmptyPipelines is the case rapid found: a config whose
+// maps are all empty is not the zero config, so it is written out, and
+// pipelines: {} comes back as {}, not null.
+func TestConvertKeepsEmptyPipelines(t *testing.T) {
+	t.Parallel()
+	in := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
+	require.NoError(t, json.Unmarshal([]byte(`{"receivers":{},"exporters":{},"service":{"pipelines":{}}}`), &in.Spec.Config))
+	alpha := &v1alpha1.OpenTelemetryCollector{}
+	require.NoError(t, alpha.ConvertFrom(in.DeepCopy()))
+	out := &v1beta1.OpenTelemetryCollector{}
+	require.NoError(t, alpha.ConvertTo(out))
+	requireSameJSON(t, in, out)
+}
+
 // TestConvertStashYieldsToEdits checks that a stashed original is not
 // restored once the object was edited through the other version.
 func TestConvertStashYieldsToEdits(t *testing.T) {
