@@ -176,11 +176,12 @@ func TestConvertRoundTripFromV1beta1(t *testing.T) {
 
 // TestConvertKeepsEmptyPipelines is the case rapid found: a config whose
 // maps are all empty is not the zero config, so it is written out, and
-// pipelines: {} comes back as {}, not null.
+// pipelines: {} comes back as {}, not null (with empty selectors beside it
+// no stash annotation covered the loss).
 func TestConvertKeepsEmptyPipelines(t *testing.T) {
 	t.Parallel()
 	in := &v1beta1.OpenTelemetryCollector{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
-	require.NoError(t, json.Unmarshal([]byte(`{"receivers":{},"exporters":{},"service":{"pipelines":{}}}`), &in.Spec.Config))
+	require.NoError(t, json.Unmarshal([]byte(`{"mode":"deployment","config":{"receivers":{},"exporters":{},"service":{"pipelines":{}}},"targetAllocator":{"prometheusCR":{"podMonitorSelector":{},"serviceMonitorSelector":{}}}}`), &in.Spec))
 	alpha := &v1alpha1.OpenTelemetryCollector{}
 	require.NoError(t, alpha.ConvertFrom(in.DeepCopy()))
 	out := &v1beta1.OpenTelemetryCollector{}
