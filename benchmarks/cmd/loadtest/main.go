@@ -44,6 +44,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -222,11 +224,11 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 	}
 	sum.AllocatedSecs = time.Since(started).Seconds()
 	if pid > 0 {
-		st, err := procStatus(pid)
+		st, err := procfs.Status(pid)
 		if err != nil {
 			return err
 		}
-		sum.RSSIdleMB, sum.PeakRSSStartMB = mb(st.rss), mb(st.hwm)
+		sum.RSSIdleMB, sum.PeakRSSStartMB = mb(st.RSS), mb(st.HWM)
 	}
 	fmt.Fprintf(logw, "loadtest: %d targets allocated after %.1fs; load for %s with %d workers\n", kept, sum.AllocatedSecs, o.duration, o.workers)
 
@@ -242,8 +244,8 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 			t := time.NewTicker(100 * time.Millisecond)
 			defer t.Stop()
 			for {
-				if st, err := procStatus(pid); err == nil {
-					maxRSS = max(maxRSS, st.rss)
+				if st, err := procfs.Status(pid); err == nil {
+					maxRSS = max(maxRSS, st.RSS)
 				}
 				select {
 				case <-done:
@@ -259,11 +261,11 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 	if pid > 0 {
 		sum.AllocatorCPU = cpuSeconds(pid) - cpu0
 		sum.RSSLoadMaxMB = mb(maxRSS)
-		st, err := procStatus(pid)
+		st, err := procfs.Status(pid)
 		if err != nil {
 			return err
 		}
-		sum.PeakRSSMB = mb(st.hwm)
+		sum.PeakRSSMB = mb(st.HWM)
 	}
 
 	sum.Duration = m.Duration.Seconds()
@@ -606,63 +608,16 @@ func consistent(ctx context.Context, c *http.Client, base string, f *fleet.Fleet
 	return nil
 }
 
-// status is what procStatus reads from /proc/<pid>/status, in bytes.
-type status struct{ rss, hwm uint64 }
-
-func procStatus(pid int) (status, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return status{}, err
-	}
-	var st status
-	for line := range strings.Lines(string(b)) {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		v, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "VmRSS":
-			st.rss = v << 10
-		case "VmHWM":
-			st.hwm = v << 10
-		}
-	}
-	if st.hwm == 0 {
-		return st, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
-	}
-	return st, nil
-}
-
-// cpuSeconds returns the user+system CPU time of pid, 0 when unknown. It
-// assumes the usual 100 clock ticks per second.
+// cpuSeconds returns the user+system CPU time of pid, 0 when unknown.
 func cpuSeconds(pid int) float64 {
 	if pid <= 0 {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s, err := procfs.CPUSeconds(pid)
 	if err != nil {
 		return 0
 	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / 100
+	return s
 }
 
 func mb[T int64 | uint64](n T) float64 { return float64(n) / 1e6 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
 	"github.com/shardwise/shardwise/internal/app"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 // TestInProcess runs the generated config and target files through the
@@ -86,10 +88,10 @@ func TestMaxRequests(t *testing.T) {
 
 func TestProcStatus(t *testing.T) {
 	t.Parallel()
-	st, err := procStatus(os.Getpid())
+	st, err := procfs.Status(os.Getpid())
 	require.NoError(t, err)
-	require.Positive(t, st.rss)
-	require.GreaterOrEqual(t, st.hwm, st.rss)
+	require.Positive(t, st.RSS)
+	require.GreaterOrEqual(t, st.HWM, st.RSS)
 	require.GreaterOrEqual(t, cpuSeconds(os.Getpid()), 0.0)
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 // PollOptions shape the collectors' polling load: every collector requests
@@ -64,7 +66,7 @@ func pollLoad(r *Result, o PollOptions) (*PollResult, error) {
 		vegeta.MaxWorkers(512),
 		vegeta.MaxBody(0),
 	)
-	cpu0, err := cpuSeconds(r.proc.pid())
+	cpu0, err := procfs.CPUSeconds(r.proc.pid())
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +82,7 @@ func pollLoad(r *Result, o PollOptions) (*PollResult, error) {
 	}
 	targets.Close()
 	configs.Close()
-	cpu1, err := cpuSeconds(r.proc.pid())
+	cpu1, err := procfs.CPUSeconds(r.proc.pid())
 	if err != nil {
 		return nil, err
 	}

@@ -3,17 +3,15 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 // process is a running allocator binary.
@@ -77,9 +75,9 @@ func startProcess(bin, cfg string, log io.Writer, interval time.Duration) (*proc
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			if st, err := procStatus(p.pid()); err == nil {
+			if st, err := procfs.Status(p.pid()); err == nil {
 				p.mu.Lock()
-				p.samples = append(p.samples, Sample{Seconds: round(time.Since(p.started).Seconds(), 2), RSSMiB: round(mib(st.rss), 1)})
+				p.samples = append(p.samples, Sample{Seconds: round(time.Since(p.started).Seconds(), 2), RSSMiB: round(mib(st.RSS), 1)})
 				p.mu.Unlock()
 			}
 			select {
@@ -129,67 +127,6 @@ func (p *process) stop() int {
 		}
 	})
 	return p.exitCode
-}
-
-// memStatus is what procStatus reads from /proc/<pid>/status, in bytes.
-type memStatus struct{ rss, hwm uint64 }
-
-func procStatus(pid int) (memStatus, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memStatus{}, err
-	}
-	var st memStatus
-	for line := range strings.Lines(string(b)) {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		v, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "VmRSS":
-			st.rss = v << 10
-		case "VmHWM":
-			st.hwm = v << 10
-		}
-	}
-	if st.hwm == 0 {
-		return st, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
-	}
-	return st, nil
-}
-
-// clockTicks is USER_HZ, which Linux fixes at 100 for /proc.
-const clockTicks = 100
-
-// cpuSeconds returns the user+system CPU time of pid from /proc/<pid>/stat.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("malformed /proc/<pid>/stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("short /proc/<pid>/stat")
-	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	s, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("parse /proc/<pid>/stat: %w", err)
-	}
-	return float64(u+s) / clockTicks, nil
 }
 
 func mib[T int64 | uint64 | int](n T) float64 { return float64(n) / (1 << 20) }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 // ErrNoControlPlane means KUBEBUILDER_ASSETS is not set.
@@ -216,7 +218,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	cpu0 := make([]float64, len(sum.Results))
 	from := time.Now()
 	for i, r := range sum.Results {
-		if cpu0[i], err = cpuSeconds(r.proc.pid()); err != nil {
+		if cpu0[i], err = procfs.CPUSeconds(r.proc.pid()); err != nil {
 			return nil, err
 		}
 	}
@@ -237,18 +239,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	for i, r := range sum.Results {
-		cpu, err := cpuSeconds(r.proc.pid())
+		cpu, err := procfs.CPUSeconds(r.proc.pid())
 		if err != nil {
 			return nil, err
 		}
-		st, err := procStatus(r.proc.pid())
+		st, err := procfs.Status(r.proc.pid())
 		if err != nil {
 			return nil, err
 		}
 		r.IdleSeconds = round(to.Sub(from).Seconds(), 1)
 		r.IdleCPUSeconds = round(cpu-cpu0[i], 2)
 		r.IdleCores = round(r.IdleCPUSeconds/to.Sub(from).Seconds(), 4)
-		r.RSSSteadyMiB = round(mib(st.rss), 1)
+		r.RSSSteadyMiB = round(mib(st.RSS), 1)
 		idle[r.user] = [2]time.Time{from, to}
 		if r.Heap, err = r.saveHeap(ctx, o.Dir); err != nil {
 			return nil, err
@@ -281,11 +283,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if !chk.OK() {
 			logf("allocator %s: final check: %s", r.Name, chk)
 		}
-		st, err := procStatus(r.proc.pid())
+		st, err := procfs.Status(r.proc.pid())
 		if err != nil {
 			return nil, err
 		}
-		r.RSSPeakMiB = round(mib(st.hwm), 1)
+		r.RSSPeakMiB = round(mib(st.HWM), 1)
 		r.RSS = r.proc.series()
 		r.ExitCode = r.proc.stop()
 	}
@@ -382,11 +384,11 @@ func (r *Result) waitComplete(ctx context.Context, timeout time.Duration, logf f
 		case err == nil && chk.OK():
 			r.CompleteSeconds = round(time.Since(r.proc.started).Seconds(), 3)
 			r.CompleteRoundSeconds = round(time.Since(roundStart).Seconds(), 3)
-			st, err := procStatus(r.proc.pid())
+			st, err := procfs.Status(r.proc.pid())
 			if err != nil {
 				return err
 			}
-			r.RSSPeakStartMiB = round(mib(st.hwm), 1)
+			r.RSSPeakStartMiB = round(mib(st.HWM), 1)
 			logf("allocator %s complete after %.2fs (round of %.2fs, %d rounds)", r.Name, r.CompleteSeconds, r.CompleteRoundSeconds, r.Rounds)
 			return nil
 		case err == nil:
