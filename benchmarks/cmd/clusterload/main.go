@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -61,6 +62,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.SampleEvery, "sample", 100*time.Millisecond, "RSS sampling interval.")
 	fs.DurationVar(&o.Poll.Interval, "poll-interval", 0, "Run the collectors' polling load with this interval (e.g. 30s); 0 skips it.")
 	fs.DurationVar(&o.Poll.Duration, "poll-duration", time.Minute, "How long the polling load runs.")
+	fs.DurationVar(&o.StartProfile, "start-profile", 0, "Take a CPU profile of this length (at most 60s) from the moment each allocator listens: <dir>/<allocator>.start-cpu.pb.gz.")
+	fs.Func("allocator-env", "KEY=VALUE added to the allocators' environment (GOMEMLIMIT=256MiB, GOGC=50); repeatable.", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.AllocatorEnv = append(o.AllocatorEnv, v)
+		return nil
+	})
 	fs.StringVar(&jsonOut, "json", "", "Also write the JSON summary to this file.")
 	fs.StringVar(&dir, "dir", "", "Where to keep configs, logs, the audit log, heap profiles and idle CPU profiles; a temporary directory (removed) when empty.")
 	fs.BoolVar(&keep, "keep", false, "Keep the temporary directory.")

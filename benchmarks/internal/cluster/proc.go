@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"sync"
@@ -37,10 +38,14 @@ type Sample struct {
 
 var statusRE = regexp.MustCompile(`status page at (http://[^ "/]+)/`)
 
-// startProcess runs bin on the config file cfg with its output in log and
-// samples its RSS every interval until stop.
-func startProcess(bin, cfg string, log io.Writer, interval time.Duration) (*process, error) {
+// startProcess runs bin on the config file cfg, with env added to this
+// process's environment and its output in log, and samples its RSS every
+// interval until stop.
+func startProcess(bin, cfg string, env []string, log io.Writer, interval time.Duration) (*process, error) {
 	cmd := exec.Command(bin, "--config-file", cfg) //nolint:noctx // stopped with SIGTERM by stop, for a graceful exit
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout = log
 	cmd.Stderr = pw

@@ -49,6 +49,13 @@ type Options struct {
 	// Poll, when its Interval is set, runs the collectors' polling load
 	// against the first allocator.
 	Poll PollOptions
+	// StartProfile, when positive, is the length of a CPU profile of each
+	// allocator taken from the moment it listens (whole seconds, at most 60):
+	// <dir>/<allocator>.start-cpu.pb.gz. The idle window begins after it.
+	StartProfile time.Duration
+	// AllocatorEnv is added to the allocators' environment (KEY=VALUE), for
+	// runtime settings such as GOMEMLIMIT or GOGC.
+	AllocatorEnv []string
 
 	// Log receives progress lines.
 	Log io.Writer
@@ -66,8 +73,10 @@ type Summary struct {
 	Rollout  *Rollout      `json:"rollout,omitempty"`
 	Poll     *PollResult   `json:"poll,omitempty"`
 
-	GoVersion string `json:"go_version"`
-	CPUs      int    `json:"cpus"`
+	// AllocatorEnv is Options.AllocatorEnv.
+	AllocatorEnv []string `json:"allocator_env,omitempty"`
+	GoVersion    string   `json:"go_version"`
+	CPUs         int      `json:"cpus"`
 	// LoadAverage is /proc/loadavg's 1-minute figure when the allocators
 	// started and when the run ended: other work on the machine.
 	LoadAverage [2]float64 `json:"load_average"`
@@ -117,12 +126,13 @@ type Result struct {
 	ExitCode    int      `json:"exit_code"`
 	RSS         []Sample `json:"rss_series"`
 
-	user    string
-	logFile *os.File
-	proc    *process
-	poll    *poller
-	want    map[string]map[string]bool
-	cols    []string
+	user         string
+	logFile      *os.File
+	proc         *process
+	poll         *poller
+	want         map[string]map[string]bool
+	cols         []string
+	startProfile chan error // the start-up CPU profile's outcome, nil when none was taken
 }
 
 // Run starts a control plane, creates the cluster, runs the allocators and
@@ -174,7 +184,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Targets: o.Targets, Monitors: o.Monitors, Collectors: o.Collectors, Allocators: o.Allocators,
-		GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
+		AllocatorEnv: o.AllocatorEnv, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
 	if sum.Populate, err = c.populate(ctx, layout, o.Workers, logf); err != nil {
 		return nil, err
 	}
@@ -207,10 +217,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, r := range sum.Results {
-		g.Go(func() error { return r.waitComplete(gctx, o.Timeout, logf) })
+		g.Go(func() error { return r.waitComplete(gctx, o, logf) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for _, r := range sum.Results {
+		if r.startProfile != nil {
+			if err := <-r.startProfile; err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	// Idle: every allocator at once, nothing changing in the cluster.
@@ -357,7 +374,7 @@ func (r *Result) start(o Options) error {
 		return fmt.Errorf("create allocator log: %w", err)
 	}
 	r.logFile = logFile // closed by Run once the process is gone
-	p, err := startProcess(o.Allocator, filepath.Join(o.Dir, r.Name+".yaml"), logFile, o.SampleEvery)
+	p, err := startProcess(o.Allocator, filepath.Join(o.Dir, r.Name+".yaml"), o.AllocatorEnv, logFile, o.SampleEvery)
 	if err != nil {
 		return err
 	}
@@ -366,7 +383,8 @@ func (r *Result) start(o Options) error {
 }
 
 // waitComplete polls until every kept target is served exactly once.
-func (r *Result) waitComplete(ctx context.Context, timeout time.Duration, logf func(string, ...any)) error {
+func (r *Result) waitComplete(ctx context.Context, o Options, logf func(string, ...any)) error {
+	timeout := o.Timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	base, err := r.proc.wait(ctx)
@@ -374,7 +392,15 @@ func (r *Result) waitComplete(ctx context.Context, timeout time.Duration, logf f
 		return err
 	}
 	r.ListeningSeconds = round(time.Since(r.proc.started).Seconds(), 3)
-	r.poll = &poller{base: base, client: &http.Client{Timeout: time.Minute}, workers: 4}
+	r.poll = &poller{base: base, client: &http.Client{Timeout: 2 * time.Minute}, workers: 4}
+	if secs := min(int(o.StartProfile.Seconds()), 60); secs > 0 {
+		// Not bound to ctx: the profile runs on after completion, and Run
+		// waits for it before the idle window.
+		r.startProfile = make(chan error, 1)
+		go func() {
+			r.startProfile <- r.saveProfile(context.WithoutCancel(ctx), o.Dir, "start-cpu", secs)
+		}()
+	}
 	var last Check
 	for {
 		r.Rounds++
@@ -426,12 +452,17 @@ func (r *Result) saveIdleProfile(ctx context.Context, dir string, idle time.Dura
 	if secs < 1 {
 		return nil
 	}
+	return r.saveProfile(ctx, dir, "idle-cpu", secs)
+}
+
+// saveProfile saves a CPU profile of secs seconds as <dir>/<allocator>.<name>.pb.gz.
+func (r *Result) saveProfile(ctx context.Context, dir, name string, secs int) error {
 	raw, err := r.poll.get(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs))
 	if err != nil {
-		return fmt.Errorf("allocator %s: idle CPU profile: %w", r.Name, err)
+		return fmt.Errorf("allocator %s: %s profile: %w", r.Name, name, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, r.Name+".idle-cpu.pb.gz"), raw, 0o600); err != nil {
-		return fmt.Errorf("save idle CPU profile: %w", err)
+	if err := os.WriteFile(filepath.Join(dir, r.Name+"."+name+".pb.gz"), raw, 0o600); err != nil {
+		return fmt.Errorf("save %s profile: %w", name, err)
 	}
 	return nil
 }
