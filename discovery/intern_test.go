@@ -55,6 +55,11 @@ scrape_configs:
       - role: pod
         kubeconfig_file: %s
         namespaces: {names: [%s]}
+    relabel_configs:
+      # Read, so kept (labeluse.go trims the __meta_* labels no rule reads).
+      - action: labelmap
+        regex: __meta_kubernetes_pod_(label|labelpresent|annotation|annotationpresent)_(.+)
+        replacement: pod_${1}_${2}
 `, testenv.WriteKubeconfig(t, cfg), ns))
 	require.NoError(t, err)
 	require.NoError(t, m.ApplyConfig(prom))

@@ -14,6 +14,7 @@ import (
 	promdiscovery "github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/shardwise/shardwise/allocation"
 )
@@ -120,6 +121,7 @@ type Manager struct {
 	operatorSet  bool                                // ApplyOperatorConfig was called
 	syncedJobs   bool                                // service discovery reported since the job set last changed
 	providers    map[string]promdiscovery.Configs    // service discovery configs per job, unwrapped
+	labelUses    map[string]labelUse                 // labels each provider keeps, by providerKey
 	failed       *failedProviders                    // providers that could not be created
 
 	filter *Filter // owned by Run
@@ -236,15 +238,20 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 		}
 		union[name] = sc
 	}
-	sdCfg := make(map[string]promdiscovery.Configs, len(union))
 	providers := make(map[string]promdiscovery.Configs, len(union))
+	rules := make(map[string][]*relabel.Config, len(union))
 	for name, sc := range union {
 		cfgs := sc.ServiceDiscoveryConfigs
 		if _, isOp := op[name]; isOp && m.opts.KubeConfigFile != "" {
 			cfgs = withKubeConfig(cfgs, m.opts.KubeConfigFile)
 		}
-		sdCfg[name] = trackConfigs(cfgs, m.failed)
 		providers[name] = cfgs
+		rules[name] = sc.RelabelConfigs
+	}
+	uses, byKey := labelUses(rules, providers, m.labelUses)
+	sdCfg := make(map[string]promdiscovery.Configs, len(union))
+	for name, cfgs := range providers {
+		sdCfg[name] = trackConfigs(cfgs, uses[name], m.failed)
 	}
 	if err := m.sd.ApplyConfig(sdCfg); err != nil {
 		m.metrics.configErrors.WithLabelValues(source).Inc()
@@ -252,6 +259,7 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 	}
 	m.fileJobs, m.operatorJobs = file, op
 	m.providers = providers
+	m.labelUses = byKey
 	if !m.configured || !maps.EqualFunc(union, m.jobs, sameScrapeConfig) {
 		m.jobs = union
 		m.jobsChanged = true

@@ -43,9 +43,15 @@ const (
 // of it, so jobs with the same config at the same index share a provider
 // and its informers (100 ServiceMonitors of one namespace watch its pods,
 // Services and EndpointSlices once, not 100 times); failed is shared.
+//
+// use is the __meta_* labels the provider keeps (labeluse.go): those the
+// jobs sharing it read. It is part of the identity, so a change of it
+// restarts the provider; Manager.apply only ever grows it while the config
+// is in use.
 type trackedConfig struct {
 	promdiscovery.Config
 	idx    int
+	use    labelUse
 	failed *failedProviders
 }
 
@@ -57,17 +63,28 @@ func (c trackedConfig) NewDiscoverer(o promdiscovery.DiscovererOptions) (promdis
 		c.failed.set(c.Config, c.idx, true)
 		return nil, err
 	}
+	trim, err := newLabelTrimmer(c.use)
+	if err != nil {
+		// The patterns come from relabel configs Prometheus compiled: not
+		// expected. Keep every label rather than fail the provider.
+		trim = nil
+	}
 	c.failed.set(c.Config, c.idx, false)
 	_, k8s := c.Config.(*kubernetes.SDConfig)
 	_, f := c.Config.(*file.SDConfig)
-	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f}, nil
+	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f, trim: trim}, nil
 }
 
-// trackConfigs wraps a job's service discovery configs.
-func trackConfigs(cfgs promdiscovery.Configs, failed *failedProviders) promdiscovery.Configs {
+// trackConfigs wraps a job's service discovery configs; uses[i] is the
+// labels the provider of cfgs[i] keeps (nil: all).
+func trackConfigs(cfgs promdiscovery.Configs, uses []labelUse, failed *failedProviders) promdiscovery.Configs {
 	out := make(promdiscovery.Configs, len(cfgs))
 	for i, c := range cfgs {
-		out[i] = trackedConfig{Config: c, idx: i, failed: failed}
+		use := labelUse{All: true}
+		if i < len(uses) {
+			use = uses[i]
+		}
+		out[i] = trackedConfig{Config: c, idx: i, use: use, failed: failed}
 	}
 	return out
 }
@@ -109,7 +126,8 @@ func (f *failedProviders) has(cfg promdiscovery.Config, idx int) bool {
 type trackedDiscoverer struct {
 	inner  promdiscovery.Discoverer
 	idx    int
-	marker bool // wait for targetgroup.SyncedSource rather than the first update
+	marker bool          // wait for targetgroup.SyncedSource rather than the first update
+	trim   *labelTrimmer // nil keeps every label
 }
 
 // Run implements promdiscovery.Discoverer.
@@ -141,6 +159,9 @@ func (d *trackedDiscoverer) Run(ctx context.Context, up chan<- []*targetgroup.Gr
 				continue
 			}
 			isMarker := targetgroup.IsSyncedMarker(tgs)
+			if !isMarker {
+				tgs = d.trim.groups(tgs)
+			}
 			if !delivered && (!d.marker || isMarker) {
 				delivered = true
 				tgs = append(tgs, &targetgroup.Group{

@@ -1,0 +1,237 @@
+package discovery
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	promdiscovery "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/relabel"
+	"gopkg.in/yaml.v2"
+)
+
+// Service discovery attaches every piece of metadata it has to every target
+// (the Kubernetes SD: ~50 __meta_* labels a target, each of a pod's labels
+// and annotations twice), and Prometheus drops every __meta_* label after
+// relabeling. Only the labels a job's relabel_configs read can change its
+// targets, so each provider's groups are trimmed, as they arrive, to the
+// __meta_* labels that some job sharing the provider reads (plus the node
+// labels the per-node strategy uses); other labels are never touched. The
+// relabeled targets are the same, on the allocator and on the collector that
+// applies the same relabel_configs to what it is served, and Prometheus'
+// discovery manager, the filter and the response cache hold the small maps
+// instead of the SD's whole ones (at 100k Kubernetes targets, ~2.2 KB a
+// target of a 2.3 KB label map).
+
+// labelUse is the set of __meta_* labels that relabel_configs read: exact
+// names and name patterns (labelmap). It is part of a provider's config
+// identity (trackedConfig), so it holds only sorted strings.
+type labelUse struct {
+	All      bool     // keep every label (a config whose identity could not be computed)
+	Names    []string // sorted, unique
+	Patterns []string // labelmap regexes as written (anchored when compiled), sorted, unique
+}
+
+// alwaysKept are the labels shardwise itself reads (per-node allocation).
+var alwaysKept = []string{
+	labelPodNode, labelNodeName, labelEndpointNode,
+	labelEndpointSliceKind, labelEndpointSliceTarget, labelEndpointSliceNode,
+}
+
+// readLabels returns the __meta_* labels rcs read: every source label, the
+// target label of keepequal and dropequal, and the names labelmap matches.
+// labeldrop and labelkeep do not count: a __meta_* label only they see is
+// dropped after relabeling either way, and a later rule that reads it adds it.
+func readLabels(rcs []*relabel.Config) labelUse {
+	var u labelUse
+	for _, rc := range rcs {
+		if rc == nil {
+			continue
+		}
+		for _, ln := range rc.SourceLabels {
+			u.Names = append(u.Names, string(ln))
+		}
+		switch rc.Action {
+		case relabel.KeepEqual, relabel.DropEqual:
+			u.Names = append(u.Names, rc.TargetLabel)
+		case relabel.LabelMap:
+			u.Patterns = append(u.Patterns, rc.Regex.String())
+		}
+	}
+	u.Names = slices.DeleteFunc(u.Names, func(n string) bool { return !strings.HasPrefix(n, model.MetaLabelPrefix) })
+	return u.normalized()
+}
+
+// union returns the labels either u or v reads.
+func (u labelUse) union(v labelUse) labelUse {
+	if u.All || v.All {
+		return labelUse{All: true}
+	}
+	return labelUse{
+		Names:    append(slices.Clone(u.Names), v.Names...),
+		Patterns: append(slices.Clone(u.Patterns), v.Patterns...),
+	}.normalized()
+}
+
+func (u labelUse) normalized() labelUse {
+	if u.All {
+		return labelUse{All: true}
+	}
+	slices.Sort(u.Names)
+	slices.Sort(u.Patterns)
+	u.Names = slices.Compact(u.Names)
+	u.Patterns = slices.Compact(u.Patterns)
+	if len(u.Names) == 0 {
+		u.Names = nil
+	}
+	if len(u.Patterns) == 0 {
+		u.Patterns = nil
+	}
+	return u
+}
+
+// providerKey identifies a service discovery config at index idx of a job's
+// configs the way Prometheus' manager shares providers (equal configs share
+// one), for computing the labels a shared provider must keep. Configs that
+// differ only in a secret get one key: their label uses are merged, which
+// keeps more than needed, never less. ok is false when the config cannot be
+// written out.
+func providerKey(idx int, cfg promdiscovery.Config) (key string, ok bool) {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", false
+	}
+	return strconv.Itoa(idx) + " " + fmt.Sprintf("%T", cfg) + "\n" + string(b), true
+}
+
+// labelUses returns, for every job and index of its service discovery
+// configs, the labels the provider must keep: the union over the jobs that
+// share it, and over prev (what the provider kept so far: a running
+// provider's set only grows while it runs, so removing a job never restarts
+// it). It also returns the sets by key, to pass as prev next time.
+func labelUses(jobs map[string][]*relabel.Config, cfgs map[string]promdiscovery.Configs, prev map[string]labelUse) (map[string][]labelUse, map[string]labelUse) {
+	byKey := map[string]labelUse{}
+	keys := make(map[string][]string, len(cfgs))
+	for job, cs := range cfgs {
+		read := readLabels(jobs[job])
+		ks := make([]string, len(cs))
+		for i, c := range cs {
+			k, ok := providerKey(i, c)
+			if !ok {
+				continue
+			}
+			ks[i] = k
+			u, seen := byKey[k]
+			if !seen {
+				u = prev[k]
+			}
+			byKey[k] = u.union(read)
+		}
+		keys[job] = ks
+	}
+	out := make(map[string][]labelUse, len(cfgs))
+	for job, ks := range keys {
+		us := make([]labelUse, len(ks))
+		for i, k := range ks {
+			if k == "" {
+				us[i] = labelUse{All: true}
+				continue
+			}
+			us[i] = byKey[k]
+		}
+		out[job] = us
+	}
+	return out, byKey
+}
+
+// labelTrimmer drops the __meta_* labels a provider's jobs do not read. One
+// goroutine uses it (the provider's).
+type labelTrimmer struct {
+	names    map[string]bool
+	patterns []relabel.Regexp
+	decided  map[model.LabelName]bool // names seen so far and whether they are kept
+}
+
+// maxDecided bounds the trimmer's memory of names: label names are few (the
+// SD builds them from label keys), but a cluster of generated keys must not
+// grow it forever.
+const maxDecided = 1 << 16
+
+// newLabelTrimmer returns the trimmer of u; nil when it keeps every label.
+func newLabelTrimmer(u labelUse) (*labelTrimmer, error) {
+	if u.All {
+		return nil, nil
+	}
+	t := &labelTrimmer{names: map[string]bool{}, decided: map[model.LabelName]bool{}}
+	for _, n := range append(slices.Clone(alwaysKept), u.Names...) {
+		t.names[n] = true
+	}
+	for _, p := range u.Patterns {
+		re, err := relabel.NewRegexp(p)
+		if err != nil {
+			return nil, fmt.Errorf("labelmap regex %q: %w", p, err)
+		}
+		t.patterns = append(t.patterns, re)
+	}
+	return t, nil
+}
+
+// keep reports whether a label is kept.
+func (t *labelTrimmer) keep(name model.LabelName) bool {
+	if !strings.HasPrefix(string(name), model.MetaLabelPrefix) {
+		return true
+	}
+	if k, ok := t.decided[name]; ok {
+		return k
+	}
+	k := t.names[string(name)] || slices.ContainsFunc(t.patterns, func(re relabel.Regexp) bool { return re.MatchString(string(name)) })
+	if len(t.decided) < maxDecided {
+		t.decided[name] = k
+	}
+	return k
+}
+
+// groups returns tgs with every group's and target's labels trimmed. The
+// groups are new; label sets that lose nothing are shared with tgs.
+func (t *labelTrimmer) groups(tgs []*targetgroup.Group) []*targetgroup.Group {
+	if t == nil {
+		return tgs
+	}
+	out := make([]*targetgroup.Group, len(tgs))
+	for i, tg := range tgs {
+		if tg == nil {
+			continue
+		}
+		g := &targetgroup.Group{Source: tg.Source, Labels: t.labelSet(tg.Labels)}
+		if tg.Targets != nil {
+			g.Targets = make([]model.LabelSet, len(tg.Targets))
+			for j, ls := range tg.Targets {
+				g.Targets[j] = t.labelSet(ls)
+			}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+func (t *labelTrimmer) labelSet(ls model.LabelSet) model.LabelSet {
+	n := 0
+	for k := range ls {
+		if t.keep(k) {
+			n++
+		}
+	}
+	if n == len(ls) {
+		return ls
+	}
+	out := make(model.LabelSet, n)
+	for k, v := range ls {
+		if t.keep(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
