@@ -20,6 +20,7 @@ import (
 
 	"github.com/shardwise/shardwise/internal/app"
 	"github.com/shardwise/shardwise/internal/log"
+	"github.com/shardwise/shardwise/internal/memlimit"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -52,6 +53,15 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "allocator: %v\n", err)
 		return 2
+	}
+
+	// A soft memory limit under the container's: GC works harder near it
+	// rather than the pod being killed (GOMEMLIMIT, when set, wins).
+	switch limit, err := memlimit.Set(memlimit.Host); {
+	case err != nil:
+		logger.Warn("could not read the container's memory limit; no Go memory limit set", "err", err)
+	case limit > 0:
+		logger.Info("Go memory limit set from the container's memory limit", "bytes", limit, "fraction", memlimit.Fraction)
 	}
 
 	// gin's mode is process-global; the server changes no gin globals itself.
