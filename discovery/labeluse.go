@@ -2,15 +2,16 @@ package discovery
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/model"
 	promdiscovery "github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
 	"github.com/prometheus/prometheus/model/relabel"
-	"gopkg.in/yaml.v2"
 )
 
 // Service discovery attaches every piece of metadata it has to every target
@@ -30,7 +31,7 @@ import (
 // names and name patterns (labelmap). It is part of a provider's config
 // identity (trackedConfig), so it holds only sorted strings.
 type labelUse struct {
-	All      bool     // keep every label (a config whose identity could not be computed)
+	All      bool     // keep every label
 	Names    []string // sorted, unique
 	Patterns []string // labelmap regexes as written (anchored when compiled), sorted, unique
 }
@@ -93,58 +94,71 @@ func (u labelUse) normalized() labelUse {
 	return u
 }
 
-// providerKey identifies a service discovery config at index idx of a job's
-// configs the way Prometheus' manager shares providers (equal configs share
-// one), for computing the labels a shared provider must keep. Configs that
-// differ only in a secret get one key: their label uses are merged, which
-// keeps more than needed, never less. ok is false when the config cannot be
-// written out.
-func providerKey(idx int, cfg promdiscovery.Config) (key string, ok bool) {
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		return "", false
+// providerUse is the labels the provider of one service discovery config
+// (at index idx of its jobs' configs) keeps.
+type providerUse struct {
+	cfg promdiscovery.Config
+	idx int
+	use labelUse
+}
+
+// providerUses holds one providerUse per provider, found the way Prometheus'
+// manager shares providers (reflect.DeepEqual of the configs), bucketed by a
+// cheap key so that a lookup compares few configs.
+type providerUses map[string][]*providerUse
+
+func bucketKey(idx int, cfg promdiscovery.Config) string {
+	k := strconv.Itoa(idx) + " " + fmt.Sprintf("%T", cfg)
+	if kc, ok := cfg.(*kubernetes.SDConfig); ok {
+		k += " " + string(kc.Role) + " " + strings.Join(kc.NamespaceDiscovery.Names, ",")
 	}
-	return strconv.Itoa(idx) + " " + fmt.Sprintf("%T", cfg) + "\n" + string(b), true
+	return k
+}
+
+func (p providerUses) find(idx int, cfg promdiscovery.Config) *providerUse {
+	for _, u := range p[bucketKey(idx, cfg)] {
+		if u.idx == idx && reflect.DeepEqual(u.cfg, cfg) {
+			return u
+		}
+	}
+	return nil
 }
 
 // labelUses returns, for every job and index of its service discovery
 // configs, the labels the provider must keep: the union over the jobs that
 // share it, and over prev (what the provider kept so far: a running
 // provider's set only grows while it runs, so removing a job never restarts
-// it). It also returns the sets by key, to pass as prev next time.
-func labelUses(jobs map[string][]*relabel.Config, cfgs map[string]promdiscovery.Configs, prev map[string]labelUse) (map[string][]labelUse, map[string]labelUse) {
-	byKey := map[string]labelUse{}
-	keys := make(map[string][]string, len(cfgs))
+// it). It also returns the sets by provider, to pass as prev next time.
+func labelUses(jobs map[string][]*relabel.Config, cfgs map[string]promdiscovery.Configs, prev providerUses) (map[string][]labelUse, providerUses) {
+	cur := providerUses{}
+	found := make(map[string][]*providerUse, len(cfgs))
 	for job, cs := range cfgs {
 		read := readLabels(jobs[job])
-		ks := make([]string, len(cs))
+		ps := make([]*providerUse, len(cs))
 		for i, c := range cs {
-			k, ok := providerKey(i, c)
-			if !ok {
-				continue
+			u := cur.find(i, c)
+			if u == nil {
+				u = &providerUse{cfg: c, idx: i}
+				if old := prev.find(i, c); old != nil {
+					u.use = old.use
+				}
+				k := bucketKey(i, c)
+				cur[k] = append(cur[k], u)
 			}
-			ks[i] = k
-			u, seen := byKey[k]
-			if !seen {
-				u = prev[k]
-			}
-			byKey[k] = u.union(read)
+			u.use = u.use.union(read)
+			ps[i] = u
 		}
-		keys[job] = ks
+		found[job] = ps
 	}
 	out := make(map[string][]labelUse, len(cfgs))
-	for job, ks := range keys {
-		us := make([]labelUse, len(ks))
-		for i, k := range ks {
-			if k == "" {
-				us[i] = labelUse{All: true}
-				continue
-			}
-			us[i] = byKey[k]
+	for job, ps := range found {
+		us := make([]labelUse, len(ps))
+		for i, u := range ps {
+			us[i] = u.use
 		}
 		out[job] = us
 	}
-	return out, byKey
+	return out, cur
 }
 
 // labelTrimmer drops the __meta_* labels a provider's jobs do not read. One

@@ -121,7 +121,7 @@ type Manager struct {
 	operatorSet  bool                                // ApplyOperatorConfig was called
 	syncedJobs   bool                                // service discovery reported since the job set last changed
 	providers    map[string]promdiscovery.Configs    // service discovery configs per job, unwrapped
-	labelUses    map[string]labelUse                 // labels each provider keeps, by providerKey
+	labelUses    providerUses                        // labels each provider keeps
 	failed       *failedProviders                    // providers that could not be created
 
 	filter *Filter // owned by Run
