@@ -89,7 +89,10 @@
 // # Targets
 //
 // allocation.Target.Labels are the discovered labels before relabeling (group
-// labels merged with target labels, target wins). Hash is the identity: xxhash
+// labels merged with target labels, target wins), without the __meta_* labels
+// no relabel rule of the jobs sharing the provider reads (labeluse.go: each
+// provider's groups are trimmed as they arrive; the relabeled targets are the
+// same, and Prometheus' manager and the filter hold small label maps). Hash is the identity: xxhash
 // of the job and the relabeled labels without __meta_*, after seeding job,
 // __scheme__, __metrics_path__, __scrape_interval__, __scrape_timeout__ and
 // __param_* from the scrape config where absent. Targets of one job with the
