@@ -62,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.SampleEvery, "sample", 100*time.Millisecond, "RSS sampling interval.")
 	fs.DurationVar(&o.Poll.Interval, "poll-interval", 0, "Run the collectors' polling load with this interval (e.g. 30s); 0 skips it.")
 	fs.DurationVar(&o.Poll.Duration, "poll-duration", time.Minute, "How long the polling load runs.")
+	fs.BoolVar(&o.NoPods, "no-pods", false, "Create the EndpointSlices without their workload pods: endpoints without pod metadata.")
 	fs.DurationVar(&o.StartProfile, "start-profile", 0, "Take a CPU profile of this length (at most 60s) from the moment each allocator listens: <dir>/<allocator>.start-cpu.pb.gz.")
 	fs.Func("allocator-env", "KEY=VALUE added to the allocators' environment (GOMEMLIMIT=256MiB, GOGC=50); repeatable.", func(v string) error {
 		if !strings.Contains(v, "=") {

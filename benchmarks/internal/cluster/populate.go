@@ -87,7 +87,12 @@ type PopulateStats struct {
 // populate creates every object of l through the API with workers
 // concurrent requests: namespaces, Services, pods (created, then running
 // and ready), EndpointSlices, collector pods and ServiceMonitors.
-func (c *clients) populate(ctx context.Context, l *Layout, workers int, logf func(string, ...any)) (PopulateStats, error) {
+//
+// Without pods (withPods false) the EndpointSlices still name their pods,
+// which do not exist: service discovery finds endpoints without pod
+// metadata, the shape of a cluster whose endpoints are not pods or of a
+// test that creates only EndpointSlices.
+func (c *clients) populate(ctx context.Context, l *Layout, workers int, withPods bool, logf func(string, ...any)) (PopulateStats, error) {
 	start := time.Now()
 	var st PopulateStats
 	var wls []*Workload
@@ -122,7 +127,9 @@ func (c *clients) populate(ctx context.Context, l *Layout, workers int, logf fun
 	var pods []podRef
 	for _, w := range wls {
 		for _, p := range w.Pods {
-			pods = append(pods, podRef{w, p})
+			if withPods {
+				pods = append(pods, podRef{w, p})
+			}
 		}
 	}
 	logf("creating %d pods with %d concurrent requests", len(pods), workers)

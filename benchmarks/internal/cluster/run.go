@@ -53,6 +53,9 @@ type Options struct {
 	// allocator taken from the moment it listens (whole seconds, at most 60):
 	// <dir>/<allocator>.start-cpu.pb.gz. The idle window begins after it.
 	StartProfile time.Duration
+	// NoPods creates the EndpointSlices without their pods: endpoints
+	// without pod metadata (the rolling update still creates its new pods).
+	NoPods bool
 	// AllocatorEnv is added to the allocators' environment (KEY=VALUE), for
 	// runtime settings such as GOMEMLIMIT or GOGC.
 	AllocatorEnv []string
@@ -73,7 +76,8 @@ type Summary struct {
 	Rollout  *Rollout      `json:"rollout,omitempty"`
 	Poll     *PollResult   `json:"poll,omitempty"`
 
-	// AllocatorEnv is Options.AllocatorEnv.
+	// NoPods is Options.NoPods; AllocatorEnv is Options.AllocatorEnv.
+	NoPods       bool     `json:"no_pods,omitempty"`
 	AllocatorEnv []string `json:"allocator_env,omitempty"`
 	GoVersion    string   `json:"go_version"`
 	CPUs         int      `json:"cpus"`
@@ -184,8 +188,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Targets: o.Targets, Monitors: o.Monitors, Collectors: o.Collectors, Allocators: o.Allocators,
-		AllocatorEnv: o.AllocatorEnv, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
-	if sum.Populate, err = c.populate(ctx, layout, o.Workers, logf); err != nil {
+		NoPods: o.NoPods, AllocatorEnv: o.AllocatorEnv, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
+	if sum.Populate, err = c.populate(ctx, layout, o.Workers, !o.NoPods, logf); err != nil {
 		return nil, err
 	}
 	logf("created %d pods, %d services, %d endpointslices, %d servicemonitors in %.1fs (%.0f writes/s)",
