@@ -19,7 +19,8 @@ type Heap struct {
 	// Prometheus' Kubernetes SD and the allocator's own few informers.
 	InformerMiB float64 `json:"informer_cache_mib"`
 	// PrometheusSDMiB is what Prometheus' discovery code built from them:
-	// target groups of the Kubernetes SD and its discovery manager.
+	// target groups of the Kubernetes SD and its discovery manager, with
+	// the label maps shardwise trims them to as they arrive.
 	PrometheusSDMiB float64 `json:"prometheus_sd_mib"`
 	// ShardwiseMiB is the allocator's own state: the relabel filter's
 	// targets, the allocation, the server's response cache.
@@ -33,7 +34,7 @@ var heapClasses = []struct {
 	field    func(*Heap) *float64
 }{
 	{[]string{"k8s.io/client-go/tools/cache.", "k8s.io/apimachinery/pkg/watch.", "k8s.io/client-go/rest/watch.", "k8s.io/client-go/tools/pager."}, func(h *Heap) *float64 { return &h.InformerMiB }},
-	{[]string{"github.com/prometheus/prometheus/discovery"}, func(h *Heap) *float64 { return &h.PrometheusSDMiB }},
+	{[]string{"github.com/prometheus/prometheus/discovery", "github.com/shardwise/shardwise/discovery.(*labelTrimmer)"}, func(h *Heap) *float64 { return &h.PrometheusSDMiB }},
 	{[]string{"github.com/shardwise/shardwise/"}, func(h *Heap) *float64 { return &h.ShardwiseMiB }},
 }
 
