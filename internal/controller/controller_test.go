@@ -286,8 +286,7 @@ func TestUpstreamExample(t *testing.T) {
 
 	t.Run("config change rolls a new ConfigMap and pod-template hash", func(t *testing.T) {
 		c := h.collector(t, ns, name)
-		c.Spec.Config.Exporters.Object["debug"] = map[string]any{"verbosity": "detailed"}
-		require.NoError(t, h.client.Update(ctx, c))
+		h.update(t, c, func() { c.Spec.Config.Exporters.Object["debug"] = map[string]any{"verbosity": "detailed"} })
 		h.waitReady(t, ns, name, metav1.ConditionTrue)
 		var sts appsv1.StatefulSet
 		h.get(t, ns, name+"-collector", &sts)
@@ -303,8 +302,7 @@ func TestUpstreamExample(t *testing.T) {
 
 	t.Run("disabled allocator is pruned", func(t *testing.T) {
 		c := h.collector(t, ns, name)
-		c.Spec.TargetAllocator.Enabled = false
-		require.NoError(t, h.client.Update(ctx, c))
+		h.update(t, c, func() { c.Spec.TargetAllocator.Enabled = false })
 		h.waitReady(t, ns, name, metav1.ConditionTrue)
 		eventually(t, waitFor, func() error {
 			var ta v1alpha1.TargetAllocator
@@ -420,8 +418,7 @@ func TestBadEditKeepsLastGoodObjects(t *testing.T) {
 	} {
 		good := h.collector(t, ns, name)
 		bad := good.DeepCopy()
-		tc.edit(bad)
-		require.NoError(t, h.client.Update(ctx, bad), tc.name)
+		require.NoError(t, h.tryUpdate(ctx, bad, func() { tc.edit(bad) }), tc.name)
 		c := h.waitReady(t, ns, name, metav1.ConditionFalse)
 		cond := meta.FindStatusCondition(c.Status.Conditions, controller.ConditionReady)
 		require.Equal(t, tc.reason, cond.Reason, tc.name)
@@ -436,8 +433,7 @@ func TestBadEditKeepsLastGoodObjects(t *testing.T) {
 
 		// Back to the good spec: Ready again.
 		back := h.collector(t, ns, name)
-		back.Spec = good.Spec
-		require.NoError(t, h.client.Update(ctx, back), tc.name)
+		require.NoError(t, h.tryUpdate(ctx, back, func() { back.Spec = good.Spec }), tc.name)
 		h.waitReady(t, ns, name, metav1.ConditionTrue)
 	}
 }
@@ -485,16 +481,14 @@ func TestPrometheusCRClusterRBAC(t *testing.T) {
 
 	// Turning discovery off prunes the cluster RBAC and drops the finalizer.
 	c := h.collector(t, ns, "collector-with-ta")
-	c.Spec.TargetAllocator.PrometheusCR.Enabled = false
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() { c.Spec.TargetAllocator.PrometheusCR.Enabled = false })
 	eventually(t, waitFor, gone)
 	eventually(t, waitFor, hasFinalizer(false))
 
 	// Back on, then the collector goes (envtest has no garbage collector, so
 	// the allocator is deleted by hand): the finalizer removes the RBAC.
 	c = h.collector(t, ns, "collector-with-ta")
-	c.Spec.TargetAllocator.PrometheusCR.Enabled = true
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() { c.Spec.TargetAllocator.PrometheusCR.Enabled = true })
 	h.get(t, "", crName, &cr)
 	eventually(t, waitFor, hasFinalizer(true))
 	require.NoError(t, h.client.Delete(ctx, c))

@@ -78,8 +78,7 @@ func converge(t *testing.T, h harness, ns string) {
 func changeConfig(t *testing.T, h harness, ns string) {
 	t.Helper()
 	c := h.collector(t, ns, faultName)
-	c.Spec.Config.Exporters.Object["debug"] = map[string]any{"verbosity": "detailed"}
-	require.NoError(t, h.client.Update(t.Context(), c))
+	h.update(t, c, func() { c.Spec.Config.Exporters.Object["debug"] = map[string]any{"verbosity": "detailed"} })
 }
 
 // objectsOf renders every object the operator built in ns, with what differs

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -104,6 +106,67 @@ func startWith(t *testing.T, o managerOptions) harness {
 		require.NoError(t, <-done)
 	})
 	return harness{client: c, scheme: scheme}
+}
+
+// update writes a change to obj as a client does while a controller writes
+// the same object (its status, its metadata): it reads the latest version by
+// obj's key into obj, applies mutate, updates, and starts again on a
+// conflict. mutate changes obj only, and so runs on each fresh read. On
+// return obj is what the API server stored.
+func (h harness) update(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	require.NoError(t, h.tryUpdate(t.Context(), obj, mutate), "update %T %s", obj, client.ObjectKeyFromObject(obj))
+}
+
+// tryUpdate is update returning its error, for a test that expects a
+// refusal or wants its own message: a conflict is retried, any other error
+// (an Invalid from the schema) is returned as it is.
+func (h harness) tryUpdate(ctx context.Context, obj client.Object, mutate func()) error {
+	return h.retryUpdate(ctx, obj, mutate, func(ctx context.Context, obj client.Object) error {
+		return h.client.Update(ctx, obj)
+	})
+}
+
+// updateStatus is update for the status subresource, for a test that plays
+// the controller of a workload (envtest runs none).
+func (h harness) updateStatus(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	err := h.retryUpdate(t.Context(), obj, mutate, func(ctx context.Context, obj client.Object) error {
+		return h.client.Status().Update(ctx, obj)
+	})
+	require.NoError(t, err, "update the status of %T %s", obj, client.ObjectKeyFromObject(obj))
+}
+
+// retryUpdate reads obj afresh, mutates it and writes it with write until
+// the write does not conflict.
+func (h harness) retryUpdate(ctx context.Context, obj client.Object, mutate func(), write func(context.Context, client.Object) error) error {
+	key := client.ObjectKeyFromObject(obj)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		// The client zeroes obj before it decodes the read into it, so
+		// nothing of a failed attempt is left.
+		if err := h.client.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		mutate()
+		return write(ctx, obj)
+	})
+}
+
+// scale sets the replicas of obj through its scale subresource, as kubectl
+// scale and an autoscaler do: again on a conflict, since the scale's version
+// is obj's, which the operator's status writes change.
+func (h harness) scale(t *testing.T, obj client.Object, replicas int32) {
+	t.Helper()
+	ctx := t.Context()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var s autoscalingv1.Scale
+		if err := h.client.SubResource("scale").Get(ctx, obj, &s); err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		return h.client.SubResource("scale").Update(ctx, obj, client.WithSubResourceBody(&s))
+	})
+	require.NoError(t, err, "scale %T %s to %d", obj, client.ObjectKeyFromObject(obj), replicas)
 }
 
 func isAlreadyExists(err error) bool {
@@ -259,4 +322,39 @@ func quiet(t *testing.T, l *writeLog) {
 		}
 		return fmt.Errorf("writes still coming (%d)", m)
 	})
+}
+
+// TestUpdateRetriesOnConflict checks the harness's update: a write that gets
+// in between its read and its update makes it read again and apply the
+// change to the fresh object, with nothing of the failed attempt left.
+func TestUpdateRetriesOnConflict(t *testing.T) {
+	t.Parallel()
+	ns := "update-conflict"
+	ctx := t.Context()
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(testenv.Require(t, env), client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	// No operator runs: the only other writer is the test.
+	h := harness{client: c, scheme: scheme}
+	_, err = h.createYAML(t, ns, upstreamManifest(t, "smoke-simplest.yaml"))
+	require.NoError(t, err)
+
+	col := h.collector(t, ns, "simplest")
+	attempts := 0
+	h.update(t, col, func() {
+		attempts++
+		if attempts == 1 {
+			other := col.DeepCopy()
+			metav1.SetMetaDataAnnotation(&other.ObjectMeta, "other", "2")
+			require.NoError(t, c.Update(ctx, other))
+			metav1.SetMetaDataAnnotation(&col.ObjectMeta, "first-attempt", "1")
+		}
+		metav1.SetMetaDataAnnotation(&col.ObjectMeta, "mine", "3")
+	})
+	require.Equal(t, 2, attempts, "the first attempt conflicts")
+	got := h.collector(t, ns, "simplest")
+	require.Equal(t, map[string]string{"other": "2", "mine": "3"}, got.Annotations)
+	require.Equal(t, got.ResourceVersion, col.ResourceVersion, "obj is what the API server stored")
 }

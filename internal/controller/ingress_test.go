@@ -59,11 +59,17 @@ func TestIngress(t *testing.T) {
 
 	// Upstream's next step, as kubectl replace would apply it: the manifest
 	// with ingress: ~ removes the Ingress.
+	removed := []byte(upstreamManifest(t, "ingress-removed.yaml"))
 	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(upstreamManifest(t, "ingress-removed.yaml")), &u.Object))
+	require.NoError(t, yaml.Unmarshal(removed, &u.Object))
 	u.SetNamespace(ns)
-	u.SetResourceVersion(h.collector(t, ns, "otel-simplest").ResourceVersion)
-	require.NoError(t, h.client.Update(ctx, u))
+	h.update(t, u, func() {
+		rv := u.GetResourceVersion()
+		u.Object = nil
+		require.NoError(t, yaml.Unmarshal(removed, &u.Object))
+		u.SetNamespace(ns)
+		u.SetResourceVersion(rv)
+	})
 	eventually(t, waitFor, func() error {
 		err := h.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "otel-simplest-ingress"}, &networkingv1.Ingress{})
 		if apierrors.IsNotFound(err) {
@@ -119,8 +125,7 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	c.Spec.NetworkPolicy.Enabled = ptr.To(false)
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() { c.Spec.NetworkPolicy.Enabled = ptr.To(false) })
 	eventually(t, waitFor, func() error {
 		err := h.client.Get(ctx, client.ObjectKeyFromObject(&np), &networkingv1.NetworkPolicy{})
 		if apierrors.IsNotFound(err) {

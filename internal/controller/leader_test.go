@@ -160,10 +160,8 @@ func TestLeaderKilledMidReconcile(t *testing.T) {
 	}
 	const edits = 10
 	for i := range edits {
-		var svc corev1.Service
-		require.NoError(t, h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "collector-with-ta-collector-monitoring"}, &svc))
-		svc.Labels[manifests.LabelPartOf] = fmt.Sprintf("user-%d", i)
-		require.NoError(t, h.client.Update(ctx, &svc))
+		svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "collector-with-ta-collector-monitoring"}}
+		h.update(t, &svc, func() { svc.Labels[manifests.LabelPartOf] = fmt.Sprintf("user-%d", i) })
 		eventually(t, waitFor, func() error {
 			var again corev1.Service
 			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: svc.Name}, &again); err != nil {

@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -110,8 +109,9 @@ func TestScaleStatusPerMode(t *testing.T) {
 	h.waitReady(t, ns, "daemonset-test", metav1.ConditionTrue)
 	var ds appsv1.DaemonSet
 	h.get(t, ns, manifests.CollectorName("daemonset-test"), &ds)
-	ds.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2, NumberReady: 1, ObservedGeneration: ds.Generation}
-	require.NoError(t, h.client.Status().Update(t.Context(), &ds))
+	h.updateStatus(t, &ds, func() {
+		ds.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, CurrentNumberScheduled: 2, NumberReady: 1, ObservedGeneration: ds.Generation}
+	})
 	eventually(t, waitFor, func() error {
 		c := h.collector(t, ns, "daemonset-test")
 		if got := c.Status.Scale.StatusReplicas; got != "1/2" {
@@ -136,11 +136,10 @@ func TestAutoscalerLifecycle(t *testing.T) {
 	hpaKey := client.ObjectKey{Namespace: ns, Name: manifests.CollectorName(name)}
 	require.True(t, apierrors.IsNotFound(h.client.Get(ctx, hpaKey, &autoscalingv2.HorizontalPodAutoscaler{})))
 
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := h.collector(t, ns, name)
+	c := h.collector(t, ns, name)
+	h.update(t, c, func() {
 		c.Spec.Autoscaler = &v1beta1.AutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](4)}
-		return h.client.Update(ctx, c)
-	}))
+	})
 	eventually(t, waitFor, func() error {
 		var hpa autoscalingv2.HorizontalPodAutoscaler
 		if err := h.client.Get(ctx, hpaKey, &hpa); err != nil {
@@ -160,15 +159,7 @@ func TestAutoscalerLifecycle(t *testing.T) {
 	})
 
 	// What the autoscaler does: scale the collector through its scale subresource.
-	// The operator writes the collector's status meanwhile: retry on conflict, as an autoscaler does.
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale := &autoscalingv1.Scale{}
-		if err := h.client.SubResource("scale").Get(ctx, h.collector(t, ns, name), scale); err != nil {
-			return err
-		}
-		scale.Spec.Replicas = 3
-		return h.client.SubResource("scale").Update(ctx, h.collector(t, ns, name), client.WithSubResourceBody(scale))
-	}))
+	h.scale(t, c, 3)
 	eventually(t, waitFor, func() error {
 		var d appsv1.Deployment
 		if err := h.client.Get(ctx, hpaKey, &d); err != nil {
@@ -187,11 +178,7 @@ func TestAutoscalerLifecycle(t *testing.T) {
 		return nil
 	})
 
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := h.collector(t, ns, name)
-		c.Spec.Autoscaler = nil
-		return h.client.Update(ctx, c)
-	}))
+	h.update(t, c, func() { c.Spec.Autoscaler = nil })
 	eventually(t, waitFor, func() error {
 		err := h.client.Get(ctx, hpaKey, &autoscalingv2.HorizontalPodAutoscaler{})
 		if apierrors.IsNotFound(err) {
@@ -212,8 +199,7 @@ func TestModeRules(t *testing.T) {
 	require.NoError(t, err)
 	c := h.collector(t, ns, "simplest")
 	require.Equal(t, v1beta1.ModeDeployment, c.Spec.Mode, "the schema defaults mode to deployment")
-	c.Spec.Mode = v1beta1.ModeDaemonSet
-	err = h.client.Update(ctx, c)
+	err = h.tryUpdate(ctx, c, func() { c.Spec.Mode = v1beta1.ModeDaemonSet })
 	require.True(t, apierrors.IsInvalid(err), "want a schema rejection, got %v", err)
 	require.Contains(t, err.Error(), "mode is set to deployment, which does not support modification")
 

@@ -108,8 +108,7 @@ func TestMetricsMonitors(t *testing.T) {
 	// enableMetrics off: the monitors go, and so does the condition.
 	for _, n := range []string{ns, sidecarNS} {
 		c := h.collector(t, n, name)
-		c.Spec.Observability.Metrics.EnableMetrics = false
-		require.NoError(t, h.client.Update(ctx, c))
+		h.update(t, c, func() { c.Spec.Observability.Metrics.EnableMetrics = false })
 	}
 	eventually(t, waitFor, func() error {
 		for _, m := range []struct{ kind, ns, name string }{
@@ -224,8 +223,7 @@ func TestPrometheusAnnotations(t *testing.T) {
 	require.Equal(t, "a", a["team"])
 
 	c := h.collector(t, ns, "simplest")
-	c.Spec.Observability.Metrics.DisablePrometheusAnnotations = true
-	require.NoError(t, h.client.Update(t.Context(), c))
+	h.update(t, c, func() { c.Spec.Observability.Metrics.DisablePrometheusAnnotations = true })
 	eventually(t, waitFor, func() error {
 		if err := h.client.Get(t.Context(), client.ObjectKeyFromObject(&d), &d); err != nil {
 			return err

@@ -80,8 +80,7 @@ spec:
 	_, err = envtest.InstallCRDs(testenv.Require(t, env), envtest.CRDInstallOptions{Paths: []string{filepath.Join(testenv.Root(), "test", "crds-cert-manager")}})
 	require.NoError(t, err)
 	c = h.collector(t, ns, name)
-	c.Annotations = map[string]string{"touch": "1"}
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() { c.Annotations = map[string]string{"touch": "1"} })
 	c = h.waitReady(t, ns, name, metav1.ConditionTrue)
 
 	var ta v1alpha1.TargetAllocator
@@ -133,8 +132,7 @@ spec:
 
 	// mtls off: the cert-manager objects go, both sides speak plain HTTP.
 	c = h.collector(t, ns, name)
-	c.Spec.TargetAllocator.Mtls.Enabled = false
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() { c.Spec.TargetAllocator.Mtls.Enabled = false })
 	eventually(t, waitFor, func() error {
 		for _, kind := range []string{"Issuer", "Certificate"} {
 			list := &unstructured.UnstructuredList{}

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -194,12 +193,7 @@ func TestOpAMPBridgeReconcile(t *testing.T) {
 	require.Contains(t, dep.Spec.Template.Spec.Containers[0].Args, "--watch-namespace="+ns)
 
 	// An edit of the configuration rolls the pods.
-	// The operator writes the bridge's status meanwhile: retry on conflict.
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		b := h.bridge(t, ns, name)
-		b.Spec.Endpoint = "wss://opamp.example.com/v1/opamp"
-		return h.client.Update(ctx, b)
-	}))
+	h.update(t, b, func() { b.Spec.Endpoint = "wss://opamp.example.com/v1/opamp" })
 	eventually(t, waitFor, func() error {
 		var cm corev1.ConfigMap
 		if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &cm); err != nil {
@@ -218,11 +212,7 @@ func TestOpAMPBridgeReconcile(t *testing.T) {
 	})
 
 	// A user service account: the operator's own one and its RBAC go.
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		b := h.bridge(t, ns, name)
-		b.Spec.ServiceAccount = "mine"
-		return h.client.Update(ctx, b)
-	}))
+	h.update(t, b, func() { b.Spec.ServiceAccount = "mine" })
 	eventually(t, waitFor, func() error {
 		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
 			err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, o)

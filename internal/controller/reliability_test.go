@@ -94,8 +94,9 @@ func TestClusterRBACUnambiguousAndWatched(t *testing.T) {
 	var cr rbacv1.ClusterRole
 	h.get(t, "", first, &cr)
 	want := cr.Rules
-	cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})
-	require.NoError(t, h.client.Update(ctx, &cr))
+	h.update(t, &cr, func() {
+		cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})
+	})
 	eventually(t, waitFor, func() error {
 		var again rbacv1.ClusterRole
 		if err := h.client.Get(ctx, types.NamespacedName{Name: first}, &again); err != nil {
@@ -136,10 +137,11 @@ func TestStatusOnlyChangeWritesNothing(t *testing.T) {
 	for i := range 3 {
 		var sts appsv1.StatefulSet
 		h.get(t, ns, name+"-collector", &sts)
-		sts.Status.Replicas = 1
-		sts.Status.ReadyReplicas = int32(i % 2)
-		sts.Status.ObservedGeneration = sts.Generation
-		require.NoError(t, h.client.Status().Update(ctx, &sts))
+		h.updateStatus(t, &sts, func() {
+			sts.Status.Replicas = 1
+			sts.Status.ReadyReplicas = int32(i % 2)
+			sts.Status.ObservedGeneration = sts.Generation
+		})
 		want := fmt.Sprintf("%d/1", i%2)
 		eventually(t, waitFor, func() error {
 			if got := h.collector(t, ns, name).Status.Scale.StatusReplicas; got != want {
@@ -161,7 +163,6 @@ func TestImmutableStatefulSetFieldRecreated(t *testing.T) {
 	t.Parallel()
 	ns := "immutable"
 	h := start(t, ns)
-	ctx := t.Context()
 	_, err := h.createYAML(t, ns, upstreamExample)
 	require.NoError(t, err)
 	const name = "collector-with-ta"
@@ -170,9 +171,10 @@ func TestImmutableStatefulSetFieldRecreated(t *testing.T) {
 	h.get(t, ns, name+"-collector", &before)
 
 	c := h.collector(t, ns, name)
-	c.Spec.ServiceName = "elsewhere"
-	c.Spec.TargetAllocator.Image = "example.com/allocator:2" // applied after the StatefulSet
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() {
+		c.Spec.ServiceName = "elsewhere"
+		c.Spec.TargetAllocator.Image = "example.com/allocator:2" // applied after the StatefulSet
+	})
 	c = h.waitReady(t, ns, name, metav1.ConditionTrue)
 	var after appsv1.StatefulSet
 	h.get(t, ns, name+"-collector", &after)
@@ -183,8 +185,9 @@ func TestImmutableStatefulSetFieldRecreated(t *testing.T) {
 	require.Equal(t, "example.com/allocator:2", ta.Spec.Image, "later objects are applied")
 
 	// An invalid spec the dry run refuses keeps the live StatefulSet.
-	c.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "Not_A_Name"}}}
-	require.NoError(t, h.client.Update(ctx, c))
+	h.update(t, c, func() {
+		c.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "Not_A_Name"}}}
+	})
 	h.waitReady(t, ns, name, metav1.ConditionFalse)
 	var kept appsv1.StatefulSet
 	h.get(t, ns, name+"-collector", &kept)
@@ -302,8 +305,7 @@ spec:
 	var cm corev1.ConfigMap
 	h.get(t, ns, "jobs-targetallocator", &cm)
 
-	ta.Spec.ScrapeConfigs = append(ta.Spec.ScrapeConfigs, ta.Spec.ScrapeConfigs[0])
-	require.NoError(t, h.client.Update(ctx, ta))
+	h.update(t, ta, func() { ta.Spec.ScrapeConfigs = append(ta.Spec.ScrapeConfigs, ta.Spec.ScrapeConfigs[0]) })
 	ta = ready(metav1.ConditionFalse)
 	cond := meta.FindStatusCondition(ta.Status.Conditions, "Ready")
 	require.Equal(t, "InvalidConfig", cond.Reason)

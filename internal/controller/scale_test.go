@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestScaleSubresourceWithoutReplicas is issue 17's report: a collector that
@@ -28,8 +27,7 @@ func TestScaleSubresourceWithoutReplicas(t *testing.T) {
 	require.NoError(t, h.client.SubResource("scale").Get(ctx, c, &scale))
 	require.Equal(t, int32(1), scale.Spec.Replicas)
 
-	scale.Spec.Replicas = 2
-	require.NoError(t, h.client.SubResource("scale").Update(ctx, c, client.WithSubResourceBody(&scale)))
+	h.scale(t, c, 2)
 	got := h.collector(t, ns, c.Name)
 	require.NotNil(t, got.Spec.Replicas)
 	require.Equal(t, int32(2), *got.Spec.Replicas)
