@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -102,7 +103,8 @@ func rollout(ctx context.Context, c *clients, l *Layout, w *Workload, steps int,
 		out.Steps = append(out.Steps, step)
 		out.MaxVisibleSeconds = max(out.MaxVisibleSeconds, step.VisibleSeconds)
 		if err := parallel(ctx, workers, len(old), func(ctx context.Context, i int) error {
-			if err := c.kube.CoreV1().Pods(w.Namespace).Delete(ctx, old[i].Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			// NotFound: a pod -no-pods never created.
+			if err := c.kube.CoreV1().Pods(w.Namespace).Delete(ctx, old[i].Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("delete pod %s/%s: %w", w.Namespace, old[i].Name, err)
 			}
 			return nil
