@@ -31,7 +31,6 @@ import (
 // names and name patterns (labelmap). It is part of a provider's config
 // identity (trackedConfig), so it holds only sorted strings.
 type labelUse struct {
-	All      bool     // keep every label
 	Names    []string // sorted, unique
 	Patterns []string // labelmap regexes as written (anchored when compiled), sorted, unique
 }
@@ -68,9 +67,6 @@ func readLabels(rcs []*relabel.Config) labelUse {
 
 // union returns the labels either u or v reads.
 func (u labelUse) union(v labelUse) labelUse {
-	if u.All || v.All {
-		return labelUse{All: true}
-	}
 	return labelUse{
 		Names:    append(slices.Clone(u.Names), v.Names...),
 		Patterns: append(slices.Clone(u.Patterns), v.Patterns...),
@@ -78,9 +74,6 @@ func (u labelUse) union(v labelUse) labelUse {
 }
 
 func (u labelUse) normalized() labelUse {
-	if u.All {
-		return labelUse{All: true}
-	}
 	slices.Sort(u.Names)
 	slices.Sort(u.Patterns)
 	u.Names = slices.Compact(u.Names)
@@ -174,11 +167,10 @@ type labelTrimmer struct {
 // grow it forever.
 const maxDecided = 1 << 16
 
-// newLabelTrimmer returns the trimmer of u; nil when it keeps every label.
-func newLabelTrimmer(u labelUse) (*labelTrimmer, error) {
-	if u.All {
-		return nil, nil
-	}
+// newLabelTrimmer returns the trimmer of u. The patterns come from relabel
+// configs Prometheus compiled; should one not compile again, the trimmer is
+// nil, which keeps every label: never fewer labels than the rules read.
+func newLabelTrimmer(u labelUse) *labelTrimmer {
 	t := &labelTrimmer{names: map[string]bool{}, decided: map[model.LabelName]bool{}}
 	for _, n := range append(slices.Clone(alwaysKept), u.Names...) {
 		t.names[n] = true
@@ -186,11 +178,11 @@ func newLabelTrimmer(u labelUse) (*labelTrimmer, error) {
 	for _, p := range u.Patterns {
 		re, err := relabel.NewRegexp(p)
 		if err != nil {
-			return nil, fmt.Errorf("labelmap regex %q: %w", p, err)
+			return nil
 		}
 		t.patterns = append(t.patterns, re)
 	}
-	return t, nil
+	return t
 }
 
 // keep reports whether a label is kept.

@@ -50,7 +50,6 @@ func TestReadLabels(t *testing.T) {
 		Patterns: []string{"__meta_map_(.+)"},
 	}, u)
 	require.Equal(t, labelUse{}, readLabels(nil))
-	require.Equal(t, labelUse{All: true}, u.union(labelUse{All: true}))
 	both := readLabels([]*relabel.Config{{SourceLabels: model.LabelNames{"__meta_b", "__meta_a", "plain"}, Regex: relabel.MustNewRegexp("(.*)"), Action: relabel.Replace, TargetLabel: "x"}}).
 		union(labelUse{Names: []string{"__meta_a", "__meta_c"}})
 	require.Equal(t, labelUse{Names: []string{"__meta_a", "__meta_b", "__meta_c"}}, both)
@@ -85,8 +84,7 @@ func TestTrimmedRelabelsTheSame(t *testing.T) {
 				ls[model.LabelName(n)] = model.LabelValue(value.Draw(t, n))
 			}
 		}
-		tr, err := newLabelTrimmer(readLabels(rcs))
-		require.NoError(t, err)
+		tr := newLabelTrimmer(readLabels(rcs))
 		trimmed := tr.labelSet(ls)
 		for n := range ls {
 			if !strings.HasPrefix(string(n), model.MetaLabelPrefix) {
@@ -114,8 +112,7 @@ func TestTrimmedRelabelsTheSame(t *testing.T) {
 
 func TestLabelTrimmer(t *testing.T) {
 	t.Parallel()
-	tr, err := newLabelTrimmer(labelUse{Names: []string{"__meta_a"}, Patterns: []string{"__meta_p_.+"}})
-	require.NoError(t, err)
+	tr := newLabelTrimmer(labelUse{Names: []string{"__meta_a"}, Patterns: []string{"__meta_p_.+"}})
 	full := model.LabelSet{"__address__": "h:1", "__meta_a": "1", "__meta_b": "2", "__meta_p_x": "3", "__meta_p_": "4",
 		"__meta_kubernetes_pod_node_name": "n1", "team": "t"}
 	group := model.LabelSet{"__meta_b": "g", "__meta_a": "g"}
@@ -136,9 +133,7 @@ func TestLabelTrimmer(t *testing.T) {
 	var keepAll *labelTrimmer
 	tgs := []*targetgroup.Group{{Targets: []model.LabelSet{full}}}
 	require.Equal(t, tgs, keepAll.groups(tgs))
-	none, err := newLabelTrimmer(labelUse{All: true})
-	require.NoError(t, err)
-	require.Nil(t, none)
+	require.Nil(t, newLabelTrimmer(labelUse{Patterns: []string{"("}}), "a pattern that does not compile keeps every label")
 }
 
 func TestLabelUsesShareAndGrow(t *testing.T) {

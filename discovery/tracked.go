@@ -63,28 +63,18 @@ func (c trackedConfig) NewDiscoverer(o promdiscovery.DiscovererOptions) (promdis
 		c.failed.set(c.Config, c.idx, true)
 		return nil, err
 	}
-	trim, err := newLabelTrimmer(c.use)
-	if err != nil {
-		// The patterns come from relabel configs Prometheus compiled: not
-		// expected. Keep every label rather than fail the provider.
-		trim = nil
-	}
 	c.failed.set(c.Config, c.idx, false)
 	_, k8s := c.Config.(*kubernetes.SDConfig)
 	_, f := c.Config.(*file.SDConfig)
-	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f, trim: trim}, nil
+	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f, trim: newLabelTrimmer(c.use)}, nil
 }
 
 // trackConfigs wraps a job's service discovery configs; uses[i] is the
-// labels the provider of cfgs[i] keeps (nil: all).
+// labels the provider of cfgs[i] keeps (labelUses).
 func trackConfigs(cfgs promdiscovery.Configs, uses []labelUse, failed *failedProviders) promdiscovery.Configs {
 	out := make(promdiscovery.Configs, len(cfgs))
 	for i, c := range cfgs {
-		use := labelUse{All: true}
-		if i < len(uses) {
-			use = uses[i]
-		}
-		out[i] = trackedConfig{Config: c, idx: i, use: use, failed: failed}
+		out[i] = trackedConfig{Config: c, idx: i, use: uses[i], failed: failed}
 	}
 	return out
 }
