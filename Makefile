@@ -172,7 +172,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: ## Regenerate everything, tidy modules, and fail on a diff.
+verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large tracked file.
+	@echo ">> verify: no tracked file over 1 MiB unless hack/large-files.txt lists it"
+	./hack/check-large-files.sh
 	$(MAKE) --no-print-directory generate manifests
 	./hack/third_party/prometheus.sh
 	$(GO) mod tidy
