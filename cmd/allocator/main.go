@@ -5,9 +5,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -19,14 +17,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/shardwise/shardwise/internal/app"
+	"github.com/shardwise/shardwise/internal/cli"
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/memlimit"
+	"github.com/shardwise/shardwise/internal/version"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run parses flags and runs the allocator; it returns the process exit code.
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("allocator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config-file", "/conf/targetallocator.yaml", "The allocator config file (the keys of the OpenTelemetry Operator's targetallocator.yaml).")
@@ -43,16 +43,11 @@ func run(args []string, stderr io.Writer) int {
 	fs.BoolVar(&flags.EnablePprof, "enable-pprof", false, "Serve /debug/pprof/ on the HTTP port (off by default); sets enable_pprof.")
 	logOpts := log.Options{Format: log.FormatText}
 	logOpts.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	logger, err := log.Setup(stderr, &logOpts)
-	if err != nil {
-		fmt.Fprintf(stderr, "allocator: %v\n", err)
-		return 2
+	printVersion := version.AddFlag(fs)
+	parseErr := fs.Parse(args)
+	logger, code, done := cli.Start("allocator", parseErr, *printVersion, &logOpts, stdout, stderr)
+	if done {
+		return code
 	}
 
 	// A soft memory limit under the container's: GC works harder near it
@@ -68,12 +63,12 @@ func run(args []string, stderr io.Writer) int {
 	gin.SetMode(gin.ReleaseMode)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.NewCollector("allocator"))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	err = app.Run(ctx, app.Options{
+	err := app.Run(ctx, app.Options{
 		ConfigFile: *configFile,
 		Flags:      flags,
 		Logger:     logger,

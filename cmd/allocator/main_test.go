@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardwise/shardwise/internal/version"
 )
 
 func TestRunExitCodes(t *testing.T) {
@@ -21,6 +23,7 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
 		{"help", []string{"--help"}, 0, "-config-file"},
+		{"version", []string{"--version"}, 0, "allocator " + version.Version + " (revision "},
 		{"bad log level", []string{"--log-level=loud"}, 2, "-log-level"},
 		{"bad log format", []string{"--log-format=xml"}, 2, "-log-format"},
 		{"bad zap level", []string{"--zap-log-level=loud"}, 2, "-zap-log-level"},
@@ -31,9 +34,9 @@ func TestRunExitCodes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var stderr bytes.Buffer
-			require.Equal(t, tc.code, run(tc.args, &stderr))
-			require.Contains(t, stderr.String(), tc.say)
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, tc.code, run(tc.args, &stdout, &stderr))
+			require.Contains(t, stdout.String()+stderr.String(), tc.say)
 		})
 	}
 }

@@ -18,11 +18,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shardwise/shardwise/internal/bridge"
+	"github.com/shardwise/shardwise/internal/cli"
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/version"
 )
@@ -39,6 +43,8 @@ type options struct {
 	kubeconfigPath    string
 	watchNamespace    string
 	log               log.Options
+	// printVersion is --version: print the build and exit.
+	printVersion bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -47,14 +53,18 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("opamp-bridge", flag.ContinueOnError)
 	fs.StringVar(&o.configFile, "config-file", "/conf/remoteconfiguration.yaml", "The bridge configuration file.")
 	fs.StringVar(&o.listenAddr, "listen-addr", ":8080", "Address of the OpAMP server for collectors whose own opamp extension connects to the bridge; empty disables it.")
-	fs.StringVar(&o.healthListenAddr, "health-listen-addr", ":8081", "Address of the /healthz endpoint.")
+	fs.StringVar(&o.healthListenAddr, "health-listen-addr", ":8081", "Address of the /healthz and /metrics endpoints.")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "How often health is sent; 0 disables the heartbeat.")
 	fs.StringVar(&o.name, "name", "opamp-bridge", "The bridge's name: collectors labelled opentelemetry.io/opamp-managed=<name> (or true) are managed.")
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig-path", filepath.Join(home, ".kube", "config"), "Kubeconfig file; when it does not exist, the in-cluster configuration is used.")
 	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Watch and manage collectors in this namespace only; empty means all namespaces.")
 	o.log.AddFlags(fs)
+	printVersion := version.AddFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.printVersion = *printVersion; o.printVersion {
+		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -67,17 +77,9 @@ func parseFlags(args []string) (options, error) {
 
 func run() int {
 	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "opamp-bridge: %v\n", err)
-		return 2
-	}
-	logger, err := log.Setup(os.Stderr, &o.log)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "opamp-bridge: %v\n", err)
-		return 2
+	logger, code, done := cli.Start("opamp-bridge", err, o.printVersion, &o.log, os.Stdout, os.Stderr)
+	if done {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -126,7 +128,10 @@ func serve(ctx context.Context, o options, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.NewCollector("opamp-bridge"))
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if !b.Synced() {
 			http.Error(w, "collector watch not synced", http.StatusServiceUnavailable)

@@ -37,6 +37,9 @@ func TestParseFlags(t *testing.T) {
 			require.Equal(t, options{configFile: "/c.yaml", listenAddr: ":1", healthListenAddr: ":2", heartbeatInterval: 5 * time.Second, name: "fleet", kubeconfigPath: "/k", watchNamespace: "obs"}, o)
 		}, false},
 		{"negative heartbeat", []string{"--heartbeat-interval=-1s"}, nil, true},
+		{"version", []string{"--version", "stray"}, func(t *testing.T, o options) {
+			require.True(t, o.printVersion)
+		}, false},
 		{"upstream zap flags", []string{"--zap-log-level=debug", "--zap-encoder=console", "--zap-time-encoding=iso8601"}, func(t *testing.T, o options) {
 			require.Equal(t, slog.LevelDebug, o.log.EffectiveLevel())
 			require.Equal(t, log.FormatText, o.log.EffectiveFormat())
