@@ -16,8 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/shardwise/shardwise/internal/cli"
 	"github.com/shardwise/shardwise/internal/clientgo"
 	ctrlpkg "github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/log"
@@ -35,18 +36,26 @@ type options struct {
 	leaderElectionNS     string
 	collectorImage       string
 	targetAllocatorImage string
-	watchNamespace       string
-	concurrency          int
-	clusterWideGrants    bool
-	webhook              webhookOptions
+	// watchNamespaces are --watch-namespace's namespaces; none means all.
+	watchNamespaces   []string
+	concurrency       int
+	clusterWideGrants bool
+	webhook           webhookOptions
 	// opampBridgeImage and opampBridgeClusterWide configure OpAMPBridges.
 	opampBridgeImage       string
 	opampBridgeClusterWide []string
 	// log is the logging set-up; JSON unless --log-format says otherwise.
 	log log.Options
+	// printVersion is --version: print the build and exit.
+	printVersion bool
+	// upstream are the upstream operator's flags shardwise implements or
+	// accepts (upstream.go).
+	upstream upstreamOptions
 }
 
-func parseFlags(args []string) (options, error) {
+// parseFlags reads the command line, then upstream's config file and
+// environment variables (getenv) for the flags the command line left unset.
+func parseFlags(args []string, getenv func(string) (string, bool)) (options, error) {
 	o := options{log: log.Options{Format: log.FormatJSON}}
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
@@ -54,9 +63,12 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"Namespace of the leader election Lease; default $POD_NAMESPACE, else the pod's namespace when in a cluster.")
-	fs.StringVar(&o.collectorImage, "collector-image", "otel/opentelemetry-collector-contrib:0.165.0", "Collector image for resources that name none.")
+	fs.StringVar(&o.collectorImage, "collector-image", defaultCollectorImage, "Collector image for resources that name none (the upstream operator v0.158's default).")
 	fs.StringVar(&o.targetAllocatorImage, "target-allocator-image", version.Image("allocator"), "Allocator image (cmd/allocator) for resources that name none.")
-	fs.StringVar(&o.watchNamespace, "watch-namespace", "", "Reconcile only this namespace; empty means all.")
+	fs.Func("watch-namespace", "Comma-separated namespaces to reconcile; empty means all.", func(v string) error {
+		o.watchNamespaces = splitList(v)
+		return nil
+	})
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
 	fs.BoolVar(&o.clusterWideGrants, "allow-cluster-wide-grants", false,
 		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
@@ -64,15 +76,29 @@ func parseFlags(args []string) (options, error) {
 	o.webhook.addFlags(fs)
 	fs.StringVar(&o.opampBridgeImage, "opamp-bridge-image", version.Image("opamp-bridge"), "OpAMP bridge image (cmd/opamp-bridge) for OpAMPBridges that name none.")
 	fs.Func("opamp-bridge-cluster-wide-namespaces", "Comma-separated namespaces whose OpAMPBridges may manage collectors in every namespace (a ClusterRole); elsewhere a bridge gets a Role in its own namespace.", func(v string) error {
-		for _, ns := range strings.Split(v, ",") {
-			if ns = strings.TrimSpace(ns); ns != "" {
-				o.opampBridgeClusterWide = append(o.opampBridgeClusterWide, ns)
-			}
-		}
+		o.opampBridgeClusterWide = append(o.opampBridgeClusterWide, splitList(v)...)
 		return nil
 	})
 	o.log.AddFlags(fs)
+	printVersion := version.AddFlag(fs)
+	o.upstream.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := applyFileAndEnv(fs, &o.upstream, getenv); err != nil {
+		return o, err
+	}
+	o.printVersion = *printVersion
+	if o.printVersion {
+		return o, nil
+	}
+	if _, err := o.upstream.tlsOptions(); err != nil {
+		return o, err
+	}
+	if _, err := o.upstream.metricsServer(o.metricsAddr, nil); err != nil {
 		return o, err
 	}
 	if o.concurrency < 1 {
@@ -85,22 +111,15 @@ func parseFlags(args []string) (options, error) {
 }
 
 func run() int {
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "operator: %v\n", err)
-		return 2
-	}
-	logger, err := log.Setup(os.Stderr, &o.log)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "operator: %v\n", err)
-		return 2
+	o, err := parseFlags(os.Args[1:], os.LookupEnv)
+	logger, code, done := cli.Start("operator", err, o.printVersion, &o.log, os.Stdout, os.Stderr)
+	if done {
+		return code
 	}
 	// controller-runtime and the reconcilers (log.FromContext) log through
 	// the same handler as klog.
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	o.upstream.logUpstream(logger)
 	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
 		logger.Error("operator stopped", "err", err)
 		return 1
@@ -113,25 +132,40 @@ func serve(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	tlsOpts, err := o.upstream.tlsOptions()
+	if err != nil {
+		return err
+	}
+	metricsOpts, err := o.upstream.metricsServer(o.metricsAddr, tlsOpts)
+	if err != nil {
+		return err
+	}
 	mgrOpts := ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 metricsOpts,
+		PprofBindAddress:        o.upstream.pprofAddr,
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "shardwise-operator.opentelemetry.io",
 		LeaderElectionNamespace: o.leaderElectionNS,
-		WebhookServer:           o.webhook.server(),
+		WebhookServer:           o.webhook.server(tlsOpts),
 	}
 	// Only the operator's own objects of the owned kinds are cached.
 	mgrOpts.Cache = cache.Options{ByObject: ctrlpkg.CacheByObject()}
-	if o.watchNamespace != "" {
-		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{o.watchNamespace: {}}
+	if len(o.watchNamespaces) > 0 {
+		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.watchNamespaces {
+			mgrOpts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
 	}
 	// Before any client exists: see clientgo.DisableWatchList.
 	clientgo.DisableWatchList()
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := metrics.Registry.Register(version.NewCollector("operator")); err != nil {
+		return fmt.Errorf("register build info: %w", err)
 	}
 	settings := manifests.Settings{
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
@@ -161,4 +195,20 @@ func serve(ctx context.Context, o options) error {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
+}
+
+// defaultCollectorImage is the upstream operator v0.158's default collector
+// image, so collectors that name none keep their image when shardwise takes
+// over.
+const defaultCollectorImage = "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0"
+
+// splitList reads a comma-separated flag value, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

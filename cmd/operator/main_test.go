@@ -17,25 +17,28 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
+		{"defaults", nil, options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: defaultCollectorImage, targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
 		{"all", []string{"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--leader-elect", "--leader-election-namespace=ops", "--collector-image=c", "--target-allocator-image=a", "--watch-namespace=obs", "--max-concurrent-reconciles=1", "--allow-cluster-wide-grants"},
-			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, leaderElectionNS: "ops", collectorImage: "c", targetAllocatorImage: "a", watchNamespace: "obs", concurrency: 1, clusterWideGrants: true, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
+			options{metricsAddr: "0", probeAddr: ":9", leaderElect: true, leaderElectionNS: "ops", collectorImage: "c", targetAllocatorImage: "a", watchNamespaces: []string{"obs"}, concurrency: 1, clusterWideGrants: true, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version}, false},
 		{"opamp bridge", []string{"--opamp-bridge-image=b:1", "--opamp-bridge-cluster-wide-namespaces=obs, fleet"},
-			options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: "otel/opentelemetry-collector-contrib:0.165.0", targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4,
+			options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: defaultCollectorImage, targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, concurrency: 4,
 				opampBridgeImage: "b:1", opampBridgeClusterWide: []string{"obs", "fleet"}}, false},
+		{"version skips the other checks", []string{"--version", "--max-concurrent-reconciles=0"},
+			options{metricsAddr: ":8080", probeAddr: ":8081", collectorImage: defaultCollectorImage, targetAllocatorImage: "ghcr.io/shardwise/allocator:" + version.Version, opampBridgeImage: "ghcr.io/shardwise/opamp-bridge:" + version.Version, printVersion: true}, false},
 		{"zero concurrency", []string{"--max-concurrent-reconciles=0"}, options{}, true},
 		{"unknown flag", []string{"--nope"}, options{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseFlags(tc.args)
+			got, err := parseFlags(tc.args, noEnv)
 			if tc.wantErr {
 				require.Error(t, err)
 				return
 			}
 			require.NoError(t, err)
-			got.webhook = webhookOptions{} // TestWebhookFlags covers these
-			got.log = log.Options{}        // internal/log's TestFlags covers these
+			got.webhook = webhookOptions{}   // TestWebhookFlags covers these
+			got.log = log.Options{}          // internal/log's TestFlags covers these
+			got.upstream = upstreamOptions{} // TestUpstreamFlags covers these
 			require.Equal(t, tc.want, got)
 		})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
@@ -52,7 +53,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.selfTLS.Secret.Name, "webhook-secret-name", "shardwise-webhook-server-cert", "Secret holding the self-managed certificate, mounted at --webhook-cert-dir.")
 	fs.StringVar(&w.selfTLS.Service, "webhook-service-name", "shardwise-webhook-service", "Webhook Service the self-managed certificate is issued for.")
 	fs.StringVar(&w.selfTLS.MutatingWebhookConfiguration, "webhook-configuration-name", "shardwise-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the operator keeps (self-managed certificate).")
-	fs.BoolVar(&w.conversionCA, "webhook-conversion-ca", true, "With --webhook-cert-management=self, also inject the CA into the OpenTelemetryCollector CRD's conversion webhook (false when the CRD has none, as with the Helm chart's CRDs).")
+	fs.BoolVar(&w.conversionCA, "webhook-conversion-ca", true, "With --webhook-cert-management=self, also inject the CA into the OpenTelemetryCollector CRD's conversion webhook (false when whoever installs the CRD provides its CA, as the Helm chart does with crds.install=false).")
 	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
 	fs.BoolVar(&w.sidecar, "enable-sidecar-injection", true, "Inject the collector sidecar (mode: sidecar) into pods annotated sidecar.opentelemetry.io/inject.")
 	w.images = map[instrumentation.Language]*string{}
@@ -100,8 +101,8 @@ func (w *webhookOptions) validate() error {
 }
 
 // server is the webhook server for the manager's options.
-func (w *webhookOptions) server() webhook.Server {
-	return webhook.NewServer(webhook.Options{Port: w.port, CertDir: w.certDir})
+func (w *webhookOptions) server(tlsOpts []func(*tls.Config)) webhook.Server {
+	return webhook.NewServer(webhook.Options{Port: w.port, CertDir: w.certDir, TLSOpts: tlsOpts})
 }
 
 // setupWebhooks registers the pod webhook, unless webhooks are disabled.

@@ -58,7 +58,7 @@ func TestWebhookFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o, err := parseFlags(tc.args)
+			o, err := parseFlags(tc.args, noEnv)
 			if tc.wantErr {
 				require.Error(t, err)
 				return
