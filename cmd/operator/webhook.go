@@ -34,6 +34,8 @@ type webhookOptions struct {
 	// conversionCA is --webhook-conversion-ca: with a self-managed
 	// certificate, also keep the collector CRD's conversion caBundle.
 	conversionCA bool
+	// crossNamespace is --allow-cross-namespace-references.
+	crossNamespace webhookpkg.CrossNamespace
 }
 
 // defaultCertDir is controller-runtime's default serving certificate directory.
@@ -55,6 +57,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.selfTLS.MutatingWebhookConfiguration, "webhook-configuration-name", "shardwise-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the operator keeps (self-managed certificate).")
 	fs.BoolVar(&w.conversionCA, "webhook-conversion-ca", true, "With --webhook-cert-management=self, also inject the CA into the OpenTelemetryCollector CRD's conversion webhook (false when whoever installs the CRD provides its CA, as the Helm chart does with crds.install=false).")
 	fs.BoolVar(&w.multi, "enable-multi-instrumentation", true, "Allow several languages in one pod, with <language>-container-names annotations.")
+	fs.BoolVar(&w.crossNamespace.AllowAll, "allow-cross-namespace-references", false, "Let pods name another namespace's collector or Instrumentation (<namespace>/<name> in an injection annotation) that does not list the pod's namespace in its "+webhookpkg.AllowNamespacesAnnotation+" annotation, as the upstream operator does; off, such a pod is admitted unchanged, with a Warning event.")
 	fs.BoolVar(&w.sidecar, "enable-sidecar-injection", true, "Inject the collector sidecar (mode: sidecar) into pods annotated sidecar.opentelemetry.io/inject.")
 	w.images = map[instrumentation.Language]*string{}
 	w.enabledLanguages = map[instrumentation.Language]*bool{}
@@ -118,6 +121,7 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions, collectorImage string)
 		if err != nil {
 			return err
 		}
+		sm.CrossNamespace = w.crossNamespace
 		mgr.GetLogger().Info("collector sidecar injection enabled", "nativeSidecar", sm.Settings.NativeSidecar)
 		before = append(before, sm)
 	}
@@ -133,5 +137,5 @@ func setupWebhooks(mgr manager.Manager, w webhookOptions, collectorImage string)
 			return err
 		}
 	}
-	return webhookpkg.Setup(mgr, w.settings(), metrics.Registry, w.certDir, gate, before...)
+	return webhookpkg.Setup(mgr, w.settings(), w.crossNamespace, metrics.Registry, w.certDir, gate, before...)
 }

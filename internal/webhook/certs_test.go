@@ -70,7 +70,7 @@ func TestSelfManagedTLS(t *testing.T) {
 	require.NoError(t, err)
 	gate, err := AddCertRotator(mgr, SelfManagedTLS{Secret: types.NamespacedName{Namespace: ns, Name: secret.Name}, Service: "shardwise-webhook-service", CertDir: certDir, MutatingWebhookConfiguration: mwc.Name})
 	require.NoError(t, err)
-	require.NoError(t, Setup(mgr, instrumentation.DefaultSettings(), prometheus.NewRegistry(), certDir, gate))
+	require.NoError(t, Setup(mgr, instrumentation.DefaultSettings(), CrossNamespace{}, prometheus.NewRegistry(), certDir, gate))
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)

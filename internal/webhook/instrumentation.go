@@ -25,7 +25,8 @@ import (
 
 // Metrics are the pod webhook's metrics.
 type Metrics struct {
-	injections *prometheus.CounterVec
+	injections            *prometheus.CounterVec
+	crossNamespaceRefused *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -33,9 +34,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{injections: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shardwise_instrumentation_injections_total",
 		Help: "Auto-instrumentation requests by language and result (injected, already-injected, disabled, unresolved, invalid, unsupported).",
-	}, []string{"language", "result"})}
-	if err := reg.Register(m.injections); err != nil {
-		return nil, fmt.Errorf("register instrumentation metrics: %w", err)
+	}, []string{"language", "result"}), crossNamespaceRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardwise_instrumentation_cross_namespace_refused_total",
+		Help: "Auto-instrumentation requests naming another namespace's Instrumentation that does not allow the pod's namespace, by language (counted as unresolved too).",
+	}, []string{"language"})}
+	for _, c := range []prometheus.Collector{m.injections, m.crossNamespaceRefused} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register instrumentation metrics: %w", err)
+		}
 	}
 	return m, nil
 }
@@ -50,6 +56,8 @@ type InstrumentationMutator struct {
 	APIReader client.Reader
 	Settings  instrumentation.Settings
 	Metrics   *Metrics
+	// CrossNamespace decides <namespace>/<name> references.
+	CrossNamespace CrossNamespace
 }
 
 var _ PodMutator = (*InstrumentationMutator)(nil)
@@ -75,6 +83,11 @@ func (m *InstrumentationMutator) Mutate(ctx context.Context, ns *corev1.Namespac
 			continue
 		}
 		inst, err := m.resolve(ctx, ns.Name, r.Value)
+		if err == nil {
+			if err = m.CrossNamespace.check("Instrumentation", inst, ns.Name); err != nil && m.Metrics != nil {
+				m.Metrics.crossNamespaceRefused.WithLabelValues(string(r.Language)).Inc()
+			}
+		}
 		if err == nil {
 			err = m.checkTLS(ctx, ns.Name, inst)
 		}

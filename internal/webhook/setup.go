@@ -29,12 +29,12 @@ const ConvertPath = "/convert"
 // With a non-nil gate (the self-managed certificate's readiness, see
 // AddCertRotator) the webhook server starts only once gate is closed, since
 // it cannot start without a certificate; until then the operator is unready.
-func Setup(mgr manager.Manager, s instrumentation.Settings, reg prometheus.Registerer, certDir string, gate <-chan struct{}, before ...PodMutator) error {
+func Setup(mgr manager.Manager, s instrumentation.Settings, cross CrossNamespace, reg prometheus.Registerer, certDir string, gate <-chan struct{}, before ...PodMutator) error {
 	m, err := NewMetrics(reg)
 	if err != nil {
 		return err
 	}
-	inst := &InstrumentationMutator{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Settings: s, Metrics: m}
+	inst := &InstrumentationMutator{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Settings: s, Metrics: m, CrossNamespace: cross}
 	handler := NewPodHandler(mgr.GetScheme(), mgr.GetClient(), mgr.GetEventRecorder("shardwise-pod-webhook"), append(before, inst)...)
 
 	var started atomic.Pointer[healthz.Checker]

@@ -22,7 +22,8 @@ import (
 
 // SidecarMetrics are the sidecar mutator's metrics.
 type SidecarMetrics struct {
-	injections *prometheus.CounterVec
+	injections            *prometheus.CounterVec
+	crossNamespaceRefused prometheus.Counter
 }
 
 // NewSidecarMetrics registers the metrics with reg.
@@ -30,9 +31,14 @@ func NewSidecarMetrics(reg prometheus.Registerer) (*SidecarMetrics, error) {
 	m := &SidecarMetrics{injections: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shardwise_sidecar_injections_total",
 		Help: "Pods asking for a collector sidecar (sidecar.opentelemetry.io/inject), by result (injected, already-injected, name-conflict, pod-conflict, opted-out, removed, not-found, ambiguous, not-sidecar, failed).",
-	}, []string{"result"})}
-	if err := reg.Register(m.injections); err != nil {
-		return nil, fmt.Errorf("register sidecar metrics: %w", err)
+	}, []string{"result"}), crossNamespaceRefused: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shardwise_sidecar_cross_namespace_refused_total",
+		Help: "Sidecar requests naming another namespace's collector that does not allow the pod's namespace (counted among the failed injections too).",
+	})}
+	for _, c := range []prometheus.Collector{m.injections, m.crossNamespaceRefused} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register sidecar metrics: %w", err)
+		}
 	}
 	return m, nil
 }
@@ -46,6 +52,8 @@ type SidecarMutator struct {
 	APIReader client.Reader
 	Settings  sidecar.Settings
 	Metrics   *SidecarMetrics
+	// CrossNamespace decides <namespace>/<name> references.
+	CrossNamespace CrossNamespace
 }
 
 var _ PodMutator = (*SidecarMutator)(nil)
@@ -104,6 +112,14 @@ func (m *SidecarMutator) Mutate(ctx context.Context, ns *corev1.Namespace, pod *
 	var findings []Finding
 	if req.Action == sidecar.Inject && !req.Malformed() && !sidecar.Present(pod) {
 		in.Collector, in.Unresolved = m.resolve(ctx, req)
+		if in.Collector != nil {
+			if err := m.CrossNamespace.check("OpenTelemetryCollector", in.Collector, ns.Name); err != nil {
+				in.Collector, in.Unresolved = nil, err
+				if m.Metrics != nil {
+					m.Metrics.crossNamespaceRefused.Inc()
+				}
+			}
+		}
 		if in.Collector != nil {
 			chain, err := ownerChain(ctx, m.Reader, m.APIReader, ns.Name, pod.OwnerReferences)
 			if err != nil {

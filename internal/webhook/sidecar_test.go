@@ -181,7 +181,17 @@ func TestSidecarWebhook(t *testing.T) {
 			obs := newWorkload(t, c, "sc-observability", nil)
 			createCollector(t, c, op, sidecarCollector(t, w.ns, "mine", v1beta1.ModeSidecar))
 			createCollector(t, c, op, sidecarCollector(t, w.ns, "second", v1beta1.ModeSidecar))
-			createCollector(t, c, op, sidecarCollector(t, obs.ns, "shared", v1beta1.ModeSidecar))
+			shared := sidecarCollector(t, obs.ns, "shared", v1beta1.ModeSidecar)
+			shared.Annotations = map[string]string{AllowNamespacesAnnotation: "sc-named"}
+			createCollector(t, c, op, shared)
+			createCollector(t, c, op, sidecarCollector(t, obs.ns, "private", v1beta1.ModeSidecar))
+			// Another namespace's collector that does not list the pod's
+			// namespace: the pod is admitted without it, with a Warning.
+			refused := w.pod("refused", map[string]string{sidecar.Annotation: "sc-observability/private"})
+			require.NoError(t, c.Create(ctx, refused))
+			require.Nil(t, collectorContainer(refused))
+			require.Empty(t, refused.Labels[sidecar.LabelInjected])
+			waitForEvent(t, c, w, "SidecarNotInjected", "cross-namespace reference refused: OpenTelemetryCollector sc-observability/private does not allow pods of namespace sc-named")
 			for value, label := range map[string]string{"mine": "sc-named.mine", "sc-observability/shared": "sc-observability.shared"} {
 				pod := w.pod("", map[string]string{sidecar.Annotation: value})
 				pod.GenerateName = "my-app-"
@@ -347,26 +357,13 @@ func TestSidecarWebhook(t *testing.T) {
 	require.Equal(t, 1.0, sidecarInjections(t, op.reg, "name-conflict"))
 	require.Equal(t, 1.0, sidecarInjections(t, op.reg, "pod-conflict"))
 	require.Equal(t, 2.0, sidecarInjections(t, op.reg, "opted-out"))
+	require.Equal(t, 1.0, counterValue(t, op.reg, "shardwise_sidecar_cross_namespace_refused_total", nil))
 }
 
 // sidecarInjections is the sidecar counter's value for result.
 func sidecarInjections(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != "shardwise_sidecar_injections_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return counterValue(t, reg, "shardwise_sidecar_injections_total", map[string]string{"result": result})
 }
 
 // failing stands for an instrumentation mutator that fails outright.

@@ -79,7 +79,7 @@ func startOperatorWith(t *testing.T, s instrumentation.Settings, sidecar bool) *
 		require.NoError(t, err)
 		before = append(before, sm)
 	}
-	require.NoError(t, Setup(mgr, s, reg, env.Webhook.LocalServingCertDir, nil, before...))
+	require.NoError(t, Setup(mgr, s, CrossNamespace{}, reg, env.Webhook.LocalServingCertDir, nil, before...))
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &operator{client: mgr.GetClient(), reg: reg, cancel: cancel, stopped: make(chan error, 1)}
 	go func() { op.stopped <- mgr.Start(ctx) }()
@@ -265,15 +265,25 @@ func TestPodWebhook(t *testing.T) {
 			w := newWorkload(t, c, "values", nil)
 			other := newWorkload(t, c, "values-other", nil)
 			require.NoError(t, c.Create(t.Context(), instrumentationIn(w.ns, "mine", nil)))
-			require.NoError(t, c.Create(t.Context(), instrumentationIn(other.ns, "shared", func(s *v1alpha1.InstrumentationSpec) {
+			shared := instrumentationIn(other.ns, "shared", func(s *v1alpha1.InstrumentationSpec) {
 				s.Exporter.Endpoint = "http://shared:4318"
-			})))
+			})
+			shared.Annotations = map[string]string{AllowNamespacesAnnotation: "elsewhere, values"}
+			require.NoError(t, c.Create(t.Context(), shared))
+			// Another namespace's Instrumentation that does not list the
+			// pod's namespace hands it nothing (its exporter headers and
+			// literal env values are that namespace's).
+			private := instrumentationIn(other.ns, "private", func(s *v1alpha1.InstrumentationSpec) {
+				s.Exporter.Endpoint = "http://private:4318"
+			})
+			require.NoError(t, c.Create(t.Context(), private))
 			for _, tc := range []struct {
 				value, wantEndpoint string
 			}{
 				{"true", "http://otel-collector.observability:4318"},
 				{"mine", "http://otel-collector.observability:4318"},
 				{"values-other/shared", "http://shared:4318"},
+				{"values-other/private", ""},
 				{"false", ""},
 				{"", ""},
 			} {
@@ -288,6 +298,8 @@ func TestPodWebhook(t *testing.T) {
 				}
 				require.Equal(t, tc.wantEndpoint, got, "value %q", tc.value)
 			}
+			waitForEvent(t, c, w, "InstrumentationNotInjected", "cross-namespace reference refused: Instrumentation values-other/private does not allow pods of namespace values")
+			require.Equal(t, 1.0, counterValue(t, op.reg, "shardwise_instrumentation_cross_namespace_refused_total", map[string]string{"language": "sdk"}))
 		})
 
 		t.Run("namespace annotation", func(t *testing.T) {
@@ -390,20 +402,30 @@ func TestPodWebhook(t *testing.T) {
 // injections is the counter's value for language and result.
 func injections(t *testing.T, reg *prometheus.Registry, lang, result string) float64 {
 	t.Helper()
+	return counterValue(t, reg, "shardwise_instrumentation_injections_total", map[string]string{"language": lang, "result": result})
+}
+
+// counterValue is the value of the counter name whose labels include want.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
-		if f.GetName() != "shardwise_instrumentation_injections_total" {
+		if f.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["language"] == lang && labels["result"] == result {
-				return m.GetCounter().GetValue()
+			for k, v := range want {
+				if labels[k] != v {
+					continue metrics
+				}
 			}
+			return m.GetCounter().GetValue()
 		}
 	}
 	return 0
