@@ -38,7 +38,25 @@ func (broken) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([
 	return []Finding{{Reason: "BrokenNote", Message: "broken noticed something"}}, errors.New("the collector is gone")
 }
 
-// TestPodHandlerChain: a mutator that fails is dropped alone; the sidecar's
+// panics changes the pod, then panics.
+type panics struct{}
+
+func (panics) Name() string { return "panics" }
+func (panics) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
+	pod.Labels = map[string]string{"panicked": "true"}
+	var m map[string]string
+	m["boom"] = "x"
+	return nil, nil
+}
+
+// recorder counts the Warning events the handler records.
+type recorder struct{ events []string }
+
+func (r *recorder) Eventf(_ runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+	r.events = append(r.events, reason)
+}
+
+// TestPodHandlerChain: a mutator that fails or panics is dropped alone; the sidecar's
 // and the instrumentation's changes are both in the patch, and the failure
 // is an admission warning.
 func TestPodHandlerChain(t *testing.T) {
@@ -50,7 +68,8 @@ func TestPodHandlerChain(t *testing.T) {
 	require.NoError(t, c.Create(t.Context(), instrumentationIn(w.ns, "default", nil)))
 
 	inst := &InstrumentationMutator{Reader: c, APIReader: c, Settings: instrumentation.DefaultSettings()}
-	h := NewPodHandler(scheme, c, nil, addsContainer{}, broken{}, inst)
+	rec := &recorder{}
+	h := NewPodHandler(scheme, c, rec, addsContainer{}, broken{}, panics{}, inst)
 	pod := w.pod("chained", map[string]string{instrumentation.InjectAnnotation(instrumentation.Python): "true"})
 	raw, err := json.Marshal(pod)
 	require.NoError(t, err)
@@ -61,6 +80,8 @@ func TestPodHandlerChain(t *testing.T) {
 	require.True(t, resp.Allowed)
 	require.Contains(t, resp.Warnings, "broken noticed something")
 	require.Contains(t, resp.Warnings, "broken: the collector is gone; its changes were dropped, the others kept")
+	require.Contains(t, resp.Warnings, "panics: panic: assignment to entry in nil map; its changes were dropped, the others kept")
+	require.Equal(t, []string{"BrokenNote", "PodMutationFailed", "PodMutationFailed"}, rec.events)
 
 	ops, err := json.Marshal(resp.Patches)
 	require.NoError(t, err)
@@ -74,6 +95,20 @@ func TestPodHandlerChain(t *testing.T) {
 	require.Equal(t, "otc-container", got.Spec.Containers[1].Name)
 	require.Equal(t, "opentelemetry-auto-instrumentation-python", got.Spec.InitContainers[0].Name)
 	require.NotContains(t, got.Labels, "broken")
+	require.NotContains(t, got.Labels, "panicked")
+
+	// A server-side dry run gets the same answer and warnings, and leaves
+	// no events.
+	dry := true
+	rec.events = nil
+	dryResp := h.Handle(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "chain-dry-run", Operation: admissionv1.Create, Namespace: w.ns, DryRun: &dry,
+		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw},
+	}})
+	require.True(t, dryResp.Allowed)
+	require.Equal(t, resp.Warnings, dryResp.Warnings)
+	require.Len(t, dryResp.Patches, len(resp.Patches))
+	require.Empty(t, rec.events)
 
 	// Not a create: nothing to do.
 	resp = h.Handle(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update, Namespace: w.ns, Object: runtime.RawExtension{Raw: raw}}})

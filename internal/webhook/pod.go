@@ -75,10 +75,13 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err))
 	}
 	var warnings []string
+	// A dry run (kubectl apply --dry-run=server) changes nothing, so it
+	// leaves no events either; it still gets the warnings.
+	dryRun := req.DryRun != nil && *req.DryRun
 	report := func(f Finding) {
 		warnings = append(warnings, f.Message)
-		logf.FromContext(ctx).Info("pod mutation incomplete", "namespace", req.Namespace, "pod", podName(pod), "reason", f.Reason, "message", f.Message)
-		if h.Recorder != nil {
+		logf.FromContext(ctx).Info("pod mutation incomplete", "namespace", req.Namespace, "pod", podName(pod), "reason", f.Reason, "message", f.Message, "dryRun", dryRun)
+		if h.Recorder != nil && !dryRun {
 			h.Recorder.Eventf(eventTarget(req.Namespace, pod), nil, corev1.EventTypeWarning, f.Reason, "MutatePod", "pod %s: %s", podName(pod), f.Message)
 		}
 	}
@@ -95,7 +98,7 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	original := pod.DeepCopy()
 	for _, m := range h.Mutators {
 		next := pod.DeepCopy()
-		findings, err := m.Mutate(ctx, ns, next)
+		findings, err := mutateSafely(ctx, m, ns, next)
 		for _, f := range findings {
 			report(f)
 		}
@@ -182,4 +185,16 @@ func eventTarget(namespace string, pod *corev1.Pod) *corev1.ObjectReference {
 	}
 	// Namespace set so the event lands where kubectl get events -n finds it.
 	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: namespace, Namespace: namespace}
+}
+
+// mutateSafely runs m, turning a panic into its error: a mutator that
+// panics loses its own changes, as one that fails, and never the others'
+// or the pod's admission.
+func mutateSafely(ctx context.Context, m PodMutator, ns *corev1.Namespace, pod *corev1.Pod) (findings []Finding, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			findings, err = nil, fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return m.Mutate(ctx, ns, pod)
 }
