@@ -52,7 +52,7 @@ func parseFlags(args []string) (options, error) {
 	home, _ := os.UserHomeDir()
 	fs := flag.NewFlagSet("opamp-bridge", flag.ContinueOnError)
 	fs.StringVar(&o.configFile, "config-file", "/conf/remoteconfiguration.yaml", "The bridge configuration file.")
-	fs.StringVar(&o.listenAddr, "listen-addr", ":8080", "Address of the OpAMP server for collectors whose own opamp extension connects to the bridge; empty disables it.")
+	fs.StringVar(&o.listenAddr, "listen-addr", "", "Address of the OpAMP server (upstream's proxy) for collectors whose own opamp extension connects to the bridge, e.g. :8080; empty (the default) disables it. Any client that reaches it can connect, so it is off unless asked for (upstream serves it on :8080 by default).")
 	fs.StringVar(&o.healthListenAddr, "health-listen-addr", ":8081", "Address of the /healthz and /metrics endpoints.")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "How often health is sent; 0 disables the heartbeat.")
 	fs.StringVar(&o.name, "name", "opamp-bridge", "The bridge's name: collectors labelled opentelemetry.io/opamp-managed=<name> (or true) are managed.")

@@ -19,9 +19,9 @@ func TestParseFlags(t *testing.T) {
 		check   func(t *testing.T, o options)
 		wantErr bool
 	}{
-		{"defaults, as upstream", nil, func(t *testing.T, o options) {
+		{"defaults, as upstream but the proxy", nil, func(t *testing.T, o options) {
 			require.Equal(t, "/conf/remoteconfiguration.yaml", o.configFile)
-			require.Equal(t, ":8080", o.listenAddr)
+			require.Empty(t, o.listenAddr, "the proxy is opt-in (upstream: :8080)")
 			require.Equal(t, ":8081", o.healthListenAddr)
 			require.Equal(t, 30*time.Second, o.heartbeatInterval)
 			require.Equal(t, "opamp-bridge", o.name)
