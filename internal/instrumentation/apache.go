@@ -30,23 +30,32 @@ const (
 //go:embed scripts/apache_httpd_attach.sh
 var apacheAttachScript string
 
+// webServerContainers are the named containers a web server's module goes
+// into; a name not in the pod and an init container are reasons instead.
+func (j *injector) webServerContainers(names []string) (picked []*corev1.Container, reasons []string) {
+	all, missing := j.containers(names)
+	for _, m := range missing {
+		reasons = append(reasons, fmt.Sprintf("container %s: not in the pod", m))
+	}
+	for _, c := range all {
+		if j.isInit(c.Name) {
+			reasons = append(reasons, fmt.Sprintf("container %s: is an init container", c.Name))
+			continue
+		}
+		picked = append(picked, c)
+	}
+	return picked, reasons
+}
+
 func (j *injector) apacheHttpd(names []string) (bool, string) {
 	spec := j.inst.Spec.ApacheHttpd
 	confDir := strings.TrimSuffix(spec.ConfigPath, "/")
 	if confDir == "" {
 		confDir = apacheDefaultConfDir
 	}
-	picked, missing := j.containers(names)
-	var reasons []string
-	for _, m := range missing {
-		reasons = append(reasons, fmt.Sprintf("container %s: not in the pod", m))
-	}
+	picked, reasons := j.webServerContainers(names)
 	done := 0
 	for _, c := range picked {
-		if j.isInit(c.Name) {
-			reasons = append(reasons, fmt.Sprintf("container %s: is an init container", c.Name))
-			continue
-		}
 		// The containers slice does not move while one is instrumented
 		// (only init containers and volumes are added), so c stays valid.
 		res := j.resourceMap(c)

@@ -39,17 +39,9 @@ func (j *injector) nginx(names []string) (bool, string) {
 		confFile = nginxDefaultConfFile
 	}
 	confDir := path.Dir(confFile)
-	picked, missing := j.containers(names)
-	var reasons []string
-	for _, m := range missing {
-		reasons = append(reasons, fmt.Sprintf("container %s: not in the pod", m))
-	}
+	picked, reasons := j.webServerContainers(names)
 	done := 0
 	for _, c := range picked {
-		if j.isInit(c.Name) {
-			reasons = append(reasons, fmt.Sprintf("container %s: is an init container", c.Name))
-			continue
-		}
 		res := j.resourceMap(c)
 		c.Env = appendIfNotSet(c.Env, spec.Env...)
 		sc := j.initSecurityContext(c)
