@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/memlimit"
 	"github.com/shardwise/shardwise/internal/version"
+	"github.com/shardwise/shardwise/server"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -59,8 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logger.Info("Go memory limit set from the container's memory limit", "bytes", limit, "fraction", memlimit.Fraction)
 	}
 
-	// gin's mode is process-global; the server changes no gin globals itself.
-	gin.SetMode(gin.ReleaseMode)
+	server.SetReleaseMode()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.NewCollector("allocator"))
