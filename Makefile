@@ -160,6 +160,11 @@ chart-files: ## Template the generated CRDs into the Helm chart, and copy the RB
 	@cp config/rbac/role.yaml config/rbac/targetallocator_secret_reader.yaml $(CHART)/files/rbac/
 	@cp config/webhook/manifests.yaml $(CHART)/files/webhook/
 
+.PHONY: chart-readme
+chart-readme: ## Generate the chart's README (a table of values.yaml's keys with their comments) with hack/chartdoc.
+	@echo ">> chart-readme: $(CHART)/values.yaml -> $(CHART)/README.md (hack/chartdoc)"
+	$(GO) run ./hack/chartdoc -chart $(CHART)
+
 .PHONY: monitoring-crds
 monitoring-crds: $(CONTROLLER_GEN) ## Generate the ServiceMonitor, PodMonitor, Probe and ScrapeConfig CRDs into test/crds.
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
@@ -180,5 +185,6 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large
 	$(GO) mod tidy
 	@for m in hack/tools/*/ test/e2e/ test/chart/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...
+	$(MAKE) --no-print-directory chart-readme
 	@git diff --exit-code || { echo "verify: generated files or go.mod are out of date; run make verify and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis charts)" || { git status --porcelain -- config test/crds apis charts; echo "verify: untracked generated files"; exit 1; }
