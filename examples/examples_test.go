@@ -168,20 +168,28 @@ func TestExamplesBuild(t *testing.T) {
 	for _, d := range exampleDocs(t) {
 		obj, err := decodeStrict(s, d.raw)
 		require.NoError(t, err, d.String())
-		switch o := obj.(type) {
-		case *v1beta1.OpenTelemetryCollector:
-			built, err := manifests.BuildCollector(o, settings, nil)
-			require.NoError(t, err, d.String())
-			for _, b := range built.Objects {
-				if ta, ok := b.(*v1alpha1.TargetAllocator); ok {
-					_, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: built.Selector}, settings)
-					require.NoError(t, err, "%s: its target allocator", d)
-				}
-			}
-		case *v1alpha1.TargetAllocator:
-			_, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: o}, settings)
-			require.NoError(t, err, d.String())
+		switch obj.(type) {
+		case *v1beta1.OpenTelemetryCollector, *v1alpha1.TargetAllocator:
+		default:
+			continue
 		}
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			switch o := obj.(type) {
+			case *v1beta1.OpenTelemetryCollector:
+				built, err := manifests.BuildCollector(o, settings, nil)
+				require.NoError(t, err)
+				for _, b := range built.Objects {
+					if ta, ok := b.(*v1alpha1.TargetAllocator); ok {
+						_, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: built.Selector}, settings)
+						require.NoError(t, err, "its target allocator")
+					}
+				}
+			case *v1alpha1.TargetAllocator:
+				_, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: o}, settings)
+				require.NoError(t, err)
+			}
+		})
 	}
 }
 
@@ -212,7 +220,10 @@ func TestExamplesApply(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
 	for _, d := range exampleDocs(t) {
-		require.NoError(t, dryRunApply(t, c, d.raw), d.String())
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			require.NoError(t, dryRunApply(t, c, d.raw))
+		})
 	}
 }
 
