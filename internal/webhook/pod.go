@@ -22,7 +22,7 @@ import (
 // PodPath is where the pod mutating webhook is served.
 const PodPath = "/mutate-v1-pod"
 
-// +kubebuilder:webhook:path=/mutate-v1-pod,mutating=true,failurePolicy=ignore,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kb.io,sideEffects=None,admissionReviewVersions=v1,timeoutSeconds=10,reinvocationPolicy=Never
+// +kubebuilder:webhook:path=/mutate-v1-pod,mutating=true,failurePolicy=ignore,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kb.io,sideEffects=None,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=Never
 
 // Finding is something a mutator could not do, for the pod's owner events
 // and the admission warnings.

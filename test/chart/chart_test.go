@@ -99,7 +99,7 @@ func TestDefaults(t *testing.T) {
 	require.Contains(t, args, "--target-allocator-image=ghcr.io/shardwise/allocator:"+v)
 	require.Contains(t, args, "--opamp-bridge-image=ghcr.io/shardwise/opamp-bridge:"+v)
 	require.Contains(t, args, "--webhook-cert-management=cert-manager")
-	require.NotContains(t, args, "--leader-elect", "one replica: no leader election")
+	require.Contains(t, args, "--leader-elect", "leader election even with one replica: a rolling update runs two operators")
 	for _, a := range args {
 		require.False(t, strings.HasPrefix(a, "--watch-namespace"), "all namespaces by default")
 	}
@@ -126,7 +126,7 @@ func TestDefaults(t *testing.T) {
 		w["clientConfig"].(map[string]any)["service"])
 	require.Equal(t, []any{
 		map[string]any{"key": "instrumentation.shardwise.io/pod-webhook", "operator": "NotIn", "values": []any{"disabled"}},
-		map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"shardwise-system"}},
+		map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"shardwise-system", "kube-system", "kube-node-lease"}},
 	}, w["namespaceSelector"].(map[string]any)["matchExpressions"])
 	require.Equal(t, []any{"CREATE"}, w["rules"].([]any)[0].(map[string]any)["operations"], "rules are the generated ones")
 
@@ -306,20 +306,20 @@ webhook: {port: 10443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector
 	require.Equal(t, map[string]any{
 		"matchLabels": map[string]any{"inject": "yes"},
 		"matchExpressions": []any{
-			map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"monitoring"}},
+			map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"monitoring", "kube-system", "kube-node-lease"}},
 			map[string]any{"key": "kubernetes.io/metadata.name", "operator": "In", "values": []any{"apps"}},
 		},
-	}, w["namespaceSelector"], "the values' selector (its matchExpressions replaced), the release namespace excluded, only the watched one included")
+	}, w["namespaceSelector"], "the values' selector (its matchExpressions replaced), the release namespace and the control plane's excluded, only the watched one included")
 
-	// leaderElection.enabled with one replica, a service account that exists,
-	// no metrics Service, fullnameOverride.
+	// leaderElection.enabled=false with one replica, a service account that
+	// exists, no metrics Service, fullnameOverride.
 	r = mustRender(t, "obs", "monitoring", values(t, `
 fullnameOverride: sw
-leaderElection: {enabled: true}
+leaderElection: {enabled: false}
 serviceAccount: {create: false, name: existing}
 metrics: {service: {enabled: false}}
 `))
-	require.Contains(t, r.args(t, "sw-operator"), "--leader-elect")
+	require.NotContains(t, r.args(t, "sw-operator"), "--leader-elect")
 	require.NotContains(t, r.names(), "ServiceAccount/existing")
 	require.NotContains(t, r.names(), "Service/sw-metrics")
 	r.find(t, "Deployment", "sw-operator")
