@@ -1,12 +1,10 @@
 package instrumentation
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,22 +12,6 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/<name>.golden.yaml.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/instrumentation -update to create it")
-	require.Equal(t, string(want), string(got))
-}
 
 func appPod(annotations map[string]string, containers ...corev1.Container) *corev1.Pod {
 	if len(containers) == 0 {
@@ -209,7 +191,7 @@ func TestMutateGolden(t *testing.T) {
 			outcomes := Mutate(pod, in, tc.settings)
 			out, err := yaml.Marshal(map[string]any{"outcomes": outcomes, "pod": pod})
 			require.NoError(t, err)
-			golden(t, tc.name, out)
+			golden.Assert(t, string(out), tc.name+".golden.yaml")
 
 			// Mutating again changes nothing.
 			again := pod.DeepCopy()

@@ -1,13 +1,11 @@
 package manifests_test
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -16,8 +14,6 @@ import (
 	"github.com/shardwise/shardwise/discovery"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var settings = manifests.Settings{
 	CollectorImage:       "otel/opentelemetry-collector-contrib:0.165.0",
@@ -88,18 +84,6 @@ func render(t *testing.T, objs []client.Object) string {
 	return b.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/manifests -update to create it")
-	require.Equal(t, string(want), got)
-}
-
 func TestBuildCollectorGolden(t *testing.T) {
 	t.Parallel()
 	otlp := strings.Replace(upstreamExample, "    exporters:\n      debug: {}", `      otlp:
@@ -140,7 +124,7 @@ func TestBuildCollectorGolden(t *testing.T) {
 			t.Parallel()
 			got, err := manifests.BuildCollector(decodeCollector(t, tc.doc), settings, nil)
 			require.NoError(t, err)
-			golden(t, "collector-"+tc.name, render(t, got.Objects))
+			golden.Assert(t, render(t, got.Objects), "collector-"+tc.name+".golden.yaml")
 		})
 	}
 }
@@ -227,7 +211,7 @@ func TestBuildTargetAllocatorGolden(t *testing.T) {
 			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
 			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
 			require.NoError(t, err)
-			golden(t, "targetallocator-"+tc.name, render(t, append(got.Objects, got.ClusterObjects...)))
+			golden.Assert(t, render(t, append(got.Objects, got.ClusterObjects...)), "targetallocator-"+tc.name+".golden.yaml")
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +58,7 @@ func TestBuildUpstreamModesGolden(t *testing.T) {
 			t.Parallel()
 			got, err := manifests.BuildCollector(upstreamCollector(t, filepath.Base(f)), settings, nil)
 			require.NoError(t, err)
-			golden(t, "modes-"+name, render(t, got.Objects))
+			golden.Assert(t, render(t, got.Objects), "modes-"+name+".golden.yaml")
 		})
 	}
 }

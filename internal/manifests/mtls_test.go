@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,13 +51,13 @@ func TestMTLSGolden(t *testing.T) {
 			t.Parallel()
 			c, err := manifests.BuildCollector(decodeCollector(t, tc.doc), settings, nil)
 			require.NoError(t, err)
-			golden(t, "collector-"+tc.name, render(t, c.Objects))
+			golden.Assert(t, render(t, c.Objects), "collector-"+tc.name+".golden.yaml")
 			ta := allocatorFromExample(t, tc.doc)
 			require.True(t, ta.Spec.Mtls.IsEnabled(), "the owned TargetAllocator carries mtls")
 			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
 			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
 			require.NoError(t, err)
-			golden(t, "targetallocator-"+tc.name, render(t, got.Objects))
+			golden.Assert(t, render(t, got.Objects), "targetallocator-"+tc.name+".golden.yaml")
 		})
 	}
 }

@@ -1,14 +1,12 @@
 package sidecar
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,22 +14,6 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/<name>.golden.yaml.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/sidecar -update to create it")
-	require.Equal(t, string(want), string(got))
-}
 
 // collectorFromYAML decodes an OpenTelemetryCollector manifest.
 func collectorFromYAML(t testing.TB, manifest string) *v1beta1.OpenTelemetryCollector {
@@ -311,7 +293,7 @@ func TestMutateGolden(t *testing.T) {
 			require.Empty(t, out.Reason)
 			got, err := yaml.Marshal(pod)
 			require.NoError(t, err)
-			golden(t, tc.name, got)
+			golden.Assert(t, string(got), tc.name+".golden.yaml")
 
 			require.LessOrEqual(t, len(pod.Labels[LabelInjected]), 63)
 			again := pod.DeepCopy()

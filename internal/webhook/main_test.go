@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,13 +12,9 @@ import (
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
-var (
-	env    *testenv.Env
-	update = flag.Bool("update", false, "rewrite the golden files in testdata")
-)
+var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
 	code := testenv.MainWith(m, &env, testenv.Options{
 		CRDDirs:      []string{filepath.Join(testenv.Root(), "config", "crd", "bases")},

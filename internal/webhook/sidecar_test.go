@@ -13,6 +13,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,7 +173,7 @@ func TestSidecarWebhook(t *testing.T) {
 			// envtest's API server is 1.29 or later: a native sidecar.
 			require.Len(t, pod.Spec.InitContainers, 1)
 			require.Len(t, pod.Spec.Containers, 1)
-			golden(t, "sidecar-true", sidecarView(t, w, pod))
+			golden.Assert(t, string(sidecarView(t, w, pod)), "sidecar-true.golden.yaml")
 		})
 
 		t.Run("name and namespace/name", func(t *testing.T) {

@@ -3,14 +3,13 @@ package webhook
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -175,19 +174,6 @@ func render(t *testing.T, pod *corev1.Pod) []byte {
 	return out
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/webhook -update to create it")
-	require.Equal(t, string(want), string(got))
-}
-
 func instrumentationIn(ns, name string, mutate func(*v1alpha1.InstrumentationSpec)) *v1alpha1.Instrumentation {
 	inst := &v1alpha1.Instrumentation{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -255,7 +241,7 @@ func TestPodWebhook(t *testing.T) {
 				}
 				pod := w.pod("my-app-5d8f9c7b6-abcde", ann, tc.containers...)
 				require.NoError(t, c.Create(t.Context(), pod))
-				golden(t, "pod-"+string(tc.lang), render(t, pod))
+				golden.Assert(t, string(render(t, pod)), "pod-"+string(tc.lang)+".golden.yaml")
 				require.Equal(t, string(tc.lang), pod.Annotations[instrumentation.AnnotationInjected])
 			})
 		}
@@ -326,7 +312,7 @@ func TestPodWebhook(t *testing.T) {
 				instrumentation.ContainersAnnotation(instrumentation.NodeJS): "frontend",
 			}, corev1.Container{Name: "backend", Image: "eclipse-temurin:21"}, corev1.Container{Name: "frontend", Image: "node:22"})
 			require.NoError(t, c.Create(t.Context(), pod))
-			golden(t, "pod-multi", render(t, pod))
+			golden.Assert(t, string(render(t, pod)), "pod-multi.golden.yaml")
 
 			// Without container names for every language: refused with a reason.
 			bad := w.pod("my-app-5d8f9c7b6-bad", map[string]string{

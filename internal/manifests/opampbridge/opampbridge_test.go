@@ -1,13 +1,11 @@
 package opampbridge_test
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +14,6 @@ import (
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/internal/manifests/opampbridge"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var settings = opampbridge.Settings{Image: "ghcr.io/shardwise/opamp-bridge:v0.3.0"}
 
@@ -118,18 +114,6 @@ func render(t *testing.T, objs ...[]client.Object) string {
 	return b.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/manifests/opampbridge -update to create it")
-	require.Equal(t, string(want), got)
-}
-
 func TestBuildGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -145,7 +129,7 @@ func TestBuildGolden(t *testing.T) {
 			t.Parallel()
 			got, err := opampbridge.Build(decode(t, tc.doc), tc.settings)
 			require.NoError(t, err)
-			golden(t, tc.name, render(t, got.Objects, got.ClusterObjects))
+			golden.Assert(t, render(t, got.Objects, got.ClusterObjects), tc.name+".golden.yaml")
 		})
 	}
 }
