@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
@@ -55,13 +56,7 @@ func TestGoldenDefault(t *testing.T) {
 	t.Parallel()
 	r := mustRender(t, "shardwise", "shardwise-system", nil)
 	got := elideSchemas(normalize(r.Manifest))
-	path := filepath.Join("testdata", "default.golden.yaml")
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./... -update to create it")
-	require.Equal(t, string(want), got, "rendered default differs from %s (go test ./... -update)", path)
+	golden.Assert(t, got, "default.golden.yaml")
 }
 
 // TestDefaults checks what the default values promise.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,8 +23,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // kubeVersion is the Kubernetes version charts are rendered for: envtest's.
 const kubeVersion = "v1.37.2"
