@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	opampclient "github.com/open-telemetry/opamp-go/client"
 	clienttypes "github.com/open-telemetry/opamp-go/client/types"
@@ -29,10 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
@@ -45,19 +42,14 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.Discard())
-	code := testenv.Main(m, &env, filepath.Join(testenv.Root(), "config", "crd", "bases"))
-	if code == 0 {
+	os.Exit(testenv.MainWith(m, &env, testenv.Options{
+		CRDDirs:    []string{filepath.Join(testenv.Root(), "config", "crd", "bases")},
+		CheckLeaks: true,
 		// controller-runtime's metadata-only informers (the operator's
 		// prune lists, run here by the collector reconciler) leave their
 		// GVK-fixup watch goroutine blocked on a send after the manager stops.
-		ignores := append(testenv.LeakIgnores(), goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*filteredWatch).loop"))
-		if err := goleak.Find(ignores...); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+		IgnoreLeaks: []goleak.Option{goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*filteredWatch).loop")},
+	}))
 }
 
 const (
@@ -214,12 +206,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, ns string) fixture {
 	t.Helper()
-	cfg := testenv.Require(t, env)
 	scheme, err := controller.NewScheme()
 	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	c := testenv.Client(t, testenv.Require(t, env), scheme)
+	testenv.Namespace(t, c, ns, nil)
 	return fixture{client: c, ns: ns}
 }
 
@@ -227,25 +217,14 @@ func newFixture(t *testing.T, ns string) fixture {
 // sees the operator roll a collector's ConfigMap when the bridge changes it.
 func (f fixture) runOperator(t *testing.T) {
 	t.Helper()
-	cfg := testenv.Require(t, env)
 	scheme, err := controller.NewScheme()
 	require.NoError(t, err)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{f.ns: {}}},
-	})
-	require.NoError(t, err)
+	mgr := testenv.NewManager(t, testenv.Require(t, env), ctrl.Options{Scheme: scheme, Cache: testenv.CacheIn(f.ns)})
 	r := &controller.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Settings: manifests.Settings{
 		CollectorImage: "otel/opentelemetry-collector-contrib:0.165.0", TargetAllocatorImage: "ghcr.io/shardwise/allocator:dev",
 	}}
 	require.NoError(t, r.SetupWithManager(mgr, ctrlcontroller.Options{SkipNameValidation: ptr.To(true)}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	testenv.Run(t, mgr.Start)
 }
 
 // runBridge runs a bridge against the server at addr until the test ends.
@@ -283,13 +262,7 @@ componentsAllowed:
 		ListenAddr:        listenAddr,
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	testenv.Run(t, b.Run)
 	return b
 }
 

@@ -194,15 +194,11 @@ func configMapCount(t *testing.T, h harness, ns string) int {
 // the new version, only between the interrupted write and the restart).
 func TestOperatorKilledAfterEachWrite(t *testing.T) {
 	t.Parallel()
-	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	h := harness{client: c, scheme: scheme}
+	h := startClient(t)
+	c := h.client
 	ctx := t.Context()
 	newNS := func(name string) string {
-		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		testenv.Namespace(t, c, name, nil)
 		_, err := h.createYAML(t, name, faultCollector)
 		require.NoError(t, err)
 		return name

@@ -11,19 +11,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/manifests"
@@ -54,34 +50,16 @@ type managerOptions struct {
 // other settings, a wrapped client.
 func startWith(t *testing.T, o managerOptions) harness {
 	t.Helper()
-	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	namespaces := map[string]cache.Config{}
-	for _, ns := range o.namespaces {
-		err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-		if err != nil && !isAlreadyExists(err) {
-			require.NoError(t, err)
-		}
-		namespaces[ns] = cache.Config{}
-	}
-	mgrCfg := cfg
+	h := startClient(t, o.namespaces...)
+	mgrCfg := testenv.Require(t, env)
 	if o.config != nil {
 		mgrCfg = o.config
 	}
-	copts := cache.Options{DefaultNamespaces: namespaces}
+	copts := testenv.CacheIn(o.namespaces...)
 	if o.restrictCache {
 		copts.ByObject = controller.CacheByObject()
 	}
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  copts,
-	})
-	require.NoError(t, err)
+	mgr := testenv.NewManager(t, mgrCfg, ctrl.Options{Scheme: h.scheme, Cache: copts})
 	s := settings
 	if o.settings != nil {
 		s = *o.settings
@@ -90,22 +68,15 @@ func startWith(t *testing.T, o managerOptions) harness {
 	if o.wrap != nil {
 		mc = o.wrap(mc)
 	}
-	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
 	rec := mgr.GetEventRecorder("shardwise-operator")
-	cr := &controller.CollectorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s, MonitoringRecheck: o.monitoringRecheck}
+	cr := &controller.CollectorReconciler{Client: mc, Scheme: h.scheme, Recorder: rec, Settings: s, MonitoringRecheck: o.monitoringRecheck}
 	if o.podReader {
 		cr.PodReader = mgr.GetAPIReader()
 	}
-	require.NoError(t, cr.SetupWithManager(mgr, opts))
-	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, opts))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return harness{client: c, scheme: scheme}
+	require.NoError(t, cr.SetupWithManager(mgr, controllerOptions(2)))
+	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: h.scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, controllerOptions(2)))
+	testenv.Run(t, mgr.Start)
+	return h
 }
 
 // update writes a change to obj as a client does while a controller writes
@@ -292,13 +263,7 @@ func cacheClient(t *testing.T, cfg *rest.Config, ns string) (client.Reader, erro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	testenv.Run(t, c.Start)
 	if !c.WaitForCacheSync(t.Context()) {
 		return nil, errors.New("cache did not sync")
 	}
@@ -331,14 +296,10 @@ func TestUpdateRetriesOnConflict(t *testing.T) {
 	t.Parallel()
 	ns := "update-conflict"
 	ctx := t.Context()
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(testenv.Require(t, env), client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	// No operator runs: the only other writer is the test.
-	h := harness{client: c, scheme: scheme}
-	_, err = h.createYAML(t, ns, upstreamManifest(t, "smoke-simplest.yaml"))
+	h := startClient(t, ns)
+	c := h.client
+	_, err := h.createYAML(t, ns, upstreamManifest(t, "smoke-simplest.yaml"))
 	require.NoError(t, err)
 
 	col := h.collector(t, ns, "simplest")

@@ -15,10 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/manifests"
@@ -39,14 +36,11 @@ type replica struct {
 // at once, without releasing its lease, as a killed process would be.
 func startReplica(t *testing.T, ns, name string, killAt int64) *replica {
 	t.Helper()
-	cfg := testenv.Require(t, env)
 	scheme, err := controller.NewScheme()
 	require.NoError(t, err)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr := testenv.NewManager(t, testenv.Require(t, env), ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        "0",
-		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:                         testenv.CacheIn(ns),
 		LeaderElection:                true,
 		LeaderElectionID:              "shardwise-operator-" + ns,
 		LeaderElectionNamespace:       ns,
@@ -55,7 +49,6 @@ func startReplica(t *testing.T, ns, name string, killAt int64) *replica {
 		RenewDeadline:                 ptr.To(1500 * time.Millisecond),
 		RetryPeriod:                   ptr.To(200 * time.Millisecond),
 	})
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{name: name, mgr: mgr, log: &writeLog{}, cancel: cancel, done: make(chan struct{})}
 	var kill sync.Once
@@ -69,7 +62,7 @@ func startReplica(t *testing.T, ns, name string, killAt int64) *replica {
 	if killAt > 0 {
 		mc = killOnFault{Client: mc, kill: func() { kill.Do(cancel) }}
 	}
-	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: ptr.To(true)}
+	opts := controllerOptions(1)
 	require.NoError(t, (&controller.CollectorReconciler{Client: mc, Scheme: scheme, Settings: settings}).SetupWithManager(mgr, opts))
 	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: scheme, Settings: settings}).SetupWithManager(mgr, opts))
 	go func() {

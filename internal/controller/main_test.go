@@ -1,25 +1,18 @@
 package controller_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/internal/controller"
@@ -30,7 +23,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.Discard())
 	os.Exit(testenv.Main(m, &env, filepath.Join(testenv.Root(), "config", "crd", "bases")))
 }
 
@@ -49,31 +41,27 @@ type harness struct {
 // returns a direct (uncached) client.
 func start(t *testing.T, ns string) harness {
 	t.Helper()
+	return startWith(t, managerOptions{namespaces: []string{ns}})
+}
+
+// startClient creates the namespaces and returns a direct (uncached) client,
+// with no operator running.
+func startClient(t *testing.T, namespaces ...string) harness {
+	t.Helper()
 	cfg := testenv.Require(t, env)
 	scheme, err := controller.NewScheme()
 	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-	})
-	require.NoError(t, err)
-	opts := ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
-	rec := mgr.GetEventRecorder("shardwise-operator")
-	require.NoError(t, (&controller.CollectorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: rec, Settings: settings}).SetupWithManager(mgr, opts))
-	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: rec, Settings: settings}).SetupWithManager(mgr, opts))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	c := testenv.Client(t, cfg, scheme)
+	for _, ns := range namespaces {
+		testenv.Namespace(t, c, ns, nil)
+	}
 	return harness{client: c, scheme: scheme}
+}
+
+// controllerOptions are the reconcilers' options in tests: the same
+// controller names are registered by every test's manager.
+func controllerOptions(workers int) ctrlcontroller.Options {
+	return ctrlcontroller.Options{MaxConcurrentReconciles: workers, SkipNameValidation: ptr.To(true)}
 }
 
 // eventually polls check until it returns nil, failing the test with the

@@ -38,14 +38,10 @@ func TestMetricsMonitors(t *testing.T) {
 	t.Parallel()
 	const ns, sidecarNS, user = "metrics", "metrics-sidecar", "shardwise-operator-metrics"
 	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	adminClient, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	admin := harness{client: adminClient, scheme: scheme}
+	admin := startClient(t)
 	role := installRBAC(t, admin, "role.yaml", user)
 	ctx := t.Context()
-	err = admin.client.Create(ctx, &rbacv1.ClusterRoleBinding{
+	err := admin.client.Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: user},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
@@ -151,7 +147,7 @@ func waitMonitorCondition(t *testing.T, h harness, ns, name string, want metav1.
 	return got
 }
 
-// requireWarningEvent waits for a Warning event with reason on the collector.
+// requireWarningEvent waits for a Warning event with reason on the resource ns/name.
 func requireWarningEvent(t *testing.T, h harness, ns, name, reason string) {
 	t.Helper()
 	eventually(t, waitFor, func() error {

@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,10 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -67,48 +63,25 @@ const bridgeImage = "ghcr.io/shardwise/opamp-bridge:v0.3.0"
 // reconciler, its cache limited to that namespace, until the test ends.
 func startBridge(t *testing.T, ns string, clusterWide bool) harness {
 	t.Helper()
-	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-	})
-	require.NoError(t, err)
-	r := &controller.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("shardwise-operator"), Image: bridgeImage}
+	h := startClient(t, ns)
+	mgr := testenv.NewManager(t, testenv.Require(t, env), ctrl.Options{Scheme: h.scheme, Cache: testenv.CacheIn(ns)})
+	r := &controller.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: h.scheme, Recorder: mgr.GetEventRecorder("shardwise-operator"), Image: bridgeImage}
 	if clusterWide {
 		r.ClusterWideNamespaces = []string{ns}
 	}
-	require.NoError(t, r.SetupWithManager(mgr, ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return harness{client: c, scheme: scheme}
+	require.NoError(t, r.SetupWithManager(mgr, controllerOptions(2)))
+	testenv.Run(t, mgr.Start)
+	return h
 }
 
 // TestOpAMPBridgeSchema: upstream's sample applies unchanged; the inputs
 // upstream's webhook refuses are refused by the schema, with a message.
 func TestOpAMPBridgeSchema(t *testing.T) {
 	t.Parallel()
-	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
 	const ns = "opamp-schema"
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	h := harness{client: c, scheme: scheme}
+	h := startClient(t, ns)
 
-	_, err = h.createYAML(t, ns, upstreamBridge)
+	_, err := h.createYAML(t, ns, upstreamBridge)
 	require.NoError(t, err, "upstream's sample must apply unchanged")
 
 	spec := func(s string) string {

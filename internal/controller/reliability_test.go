@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -216,18 +215,7 @@ func TestSecondCollectorOfAllocatorIsTold(t *testing.T) {
 	cond := meta.FindStatusCondition(b.Status.Conditions, "Ready")
 	require.Equal(t, "TargetAllocatorInUse", cond.Reason)
 	require.Contains(t, cond.Message, "collector a")
-	eventually(t, waitFor, func() error {
-		var list eventsv1.EventList
-		if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range list.Items {
-			if e.Regarding.Name == "b" && e.Type == "Warning" && e.Reason == "TargetAllocatorInUse" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no Warning event for b yet")
-	})
+	requireWarningEvent(t, h, ns, "b", "TargetAllocatorInUse")
 	require.NoError(t, h.client.Delete(ctx, h.collector(t, ns, "a")))
 	h.waitReady(t, ns, "b", metav1.ConditionTrue)
 }
@@ -313,16 +301,5 @@ spec:
 	var after corev1.ConfigMap
 	h.get(t, ns, "jobs-targetallocator", &after)
 	require.Equal(t, cm.Data, after.Data, "the last good config stays")
-	eventually(t, waitFor, func() error {
-		var list eventsv1.EventList
-		if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range list.Items {
-			if e.Regarding.Name == "jobs" && e.Type == "Warning" && e.Reason == "InvalidConfig" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no Warning event yet")
-	})
+	requireWarningEvent(t, h, ns, "jobs", "InvalidConfig")
 }

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
-	"github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
@@ -72,11 +71,7 @@ func TestTenantCannotReadOtherNamespacesSecrets(t *testing.T) {
 	t.Parallel()
 	const ns, operatorUser, tenant = "team", "shardwise-operator-under-test", "tenant"
 	cfg := testenv.Require(t, env)
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	adminClient, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	admin := harness{client: adminClient, scheme: scheme}
+	admin := startClient(t)
 	role := installRBAC(t, admin, "role.yaml", "shardwise-operator-under-test")
 	installRBAC(t, admin, "targetallocator_secret_reader.yaml", "")
 	ctx := t.Context()
@@ -228,18 +223,7 @@ func TestSecretReaderRoleMissingIsReported(t *testing.T) {
 	cond := ready(metav1.ConditionFalse)
 	require.Equal(t, "SecretReaderRoleMissing", cond.Reason)
 	require.Contains(t, cond.Message, "targetallocator_secret_reader.yaml")
-	eventually(t, waitFor, func() error {
-		var list eventsv1.EventList
-		if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range list.Items {
-			if e.Regarding.Name == "r" && e.Type == "Warning" && e.Reason == "SecretReaderRoleMissing" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no Warning event yet")
-	})
+	requireWarningEvent(t, h, ns, "r", "SecretReaderRoleMissing")
 	installRBAC(t, h, "targetallocator_secret_reader.yaml", "")
 	ready(metav1.ConditionTrue)
 }

@@ -15,11 +15,13 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -58,6 +60,10 @@ type Options struct {
 	// webhook of every CRD whose kind is Convertible in Scheme at the local
 	// webhook server's /convert (over TLS with its CA).
 	Scheme *k8sruntime.Scheme
+	// CheckLeaks makes Main fail a passing run that leaves goroutines behind
+	// once the control plane is stopped, but for LeakIgnores and IgnoreLeaks.
+	CheckLeaks  bool
+	IgnoreLeaks []goleak.Option
 }
 
 // Start starts a control plane with the CRDs found in crdDirs installed.
@@ -104,8 +110,22 @@ func Main(m *testing.M, env **Env, crdDirs ...string) int {
 	return MainWith(m, env, Options{CRDDirs: crdDirs})
 }
 
-// MainWith is Main with Options, for packages that also install webhooks.
+// MainWith is Main with Options, for packages that also install webhooks
+// or check for leaks. controller-runtime's logger is set to discard.
 func MainWith(m *testing.M, env **Env, o Options) int {
+	ctrl.SetLogger(logr.Discard())
+	code := runWith(m, env, o)
+	if code == 0 && o.CheckLeaks {
+		if err := goleak.Find(append(LeakIgnores(), o.IgnoreLeaks...)...); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// runWith runs the tests with a control plane as o says, and stops it.
+func runWith(m *testing.M, env **Env, o Options) int {
 	e, err := StartWith(o)
 	switch {
 	case errors.Is(err, ErrUnavailable) && os.Getenv("SHARDWISE_REQUIRE_ENVTEST") == "":

@@ -9,7 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
@@ -59,4 +63,26 @@ func TestServiceMonitorRoundTrip(t *testing.T) {
 	_, err = mon.MonitoringV1().ServiceMonitors("smoke").Create(ctx, bad, metav1.CreateOptions{})
 	require.Error(t, err, "the API server must validate against the generated CRD schema")
 	require.Contains(t, err.Error(), "scheme")
+}
+
+// TestFixture: a namespace may be created twice (tests share the control
+// plane), and a manager made by NewManager runs until the test ends, its
+// cache limited to the namespaces CacheIn names.
+func TestFixture(t *testing.T) {
+	cfg := testenv.Require(t, env)
+	scheme := k8sruntime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	c := testenv.Client(t, cfg, scheme)
+	testenv.Namespace(t, c, "fixture", map[string]string{"a": "b"})
+	testenv.Namespace(t, c, "fixture", nil)
+	var ns corev1.Namespace
+	require.NoError(t, c.Get(t.Context(), client.ObjectKey{Name: "fixture"}, &ns))
+	require.Equal(t, "b", ns.Annotations["a"])
+
+	mgr := testenv.NewManager(t, cfg, ctrl.Options{Scheme: scheme, Cache: testenv.CacheIn("fixture")})
+	testenv.Run(t, mgr.Start)
+	require.True(t, mgr.GetCache().WaitForCacheSync(t.Context()))
+	var list corev1.ConfigMapList
+	require.NoError(t, mgr.GetClient().List(t.Context(), &list, client.InNamespace("fixture")))
+	require.Error(t, mgr.GetClient().List(t.Context(), &list, client.InNamespace("default")), "the cache holds only the namespaces named")
 }

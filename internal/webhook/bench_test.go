@@ -14,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -31,18 +29,9 @@ import (
 func BenchmarkAdmissionReview(b *testing.B) {
 	cfg := testenv.Require(b, env)
 	scheme := testScheme(b)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	require.NoError(b, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(b, <-stopped)
-	}()
-
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(b, err)
+	mgr := testenv.NewManager(b, cfg, ctrl.Options{Scheme: scheme})
+	testenv.Run(b, mgr.Start)
+	c := testenv.Client(b, cfg, scheme)
 	benchRuns++
 	ns := fmt.Sprintf("bench-%d", benchRuns)
 	w := newWorkload(b, c, ns, nil)

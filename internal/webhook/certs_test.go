@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"bytes"
-	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"net"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/shardwise/shardwise/internal/instrumentation"
@@ -36,10 +34,9 @@ import (
 func TestSelfManagedTLS(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	ctx := t.Context()
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	require.NoError(t, err)
+	c := testenv.Client(t, cfg, testScheme(t))
 	const ns = "tls-self"
-	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	testenv.Namespace(t, c, ns, nil)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shardwise-webhook-server-cert", Namespace: ns}}
 	require.NoError(t, c.Create(ctx, secret))
 	// A configuration of its own, matching nothing, so the shared pod
@@ -60,25 +57,16 @@ func TestSelfManagedTLS(t *testing.T) {
 	require.NoError(t, c.Create(ctx, mwc))
 
 	certDir := t.TempDir()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 testScheme(t),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+	mgr := testenv.NewManager(t, cfg, ctrl.Options{
+		Scheme: testScheme(t),
 		// A port of its own: the pod webhook test serves on envtest's.
 		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: certDir}),
 	})
-	require.NoError(t, err)
 	gate, err := AddCertRotator(mgr, SelfManagedTLS{Secret: types.NamespacedName{Namespace: ns, Name: secret.Name}, Service: "shardwise-webhook-service", CertDir: certDir, MutatingWebhookConfiguration: mwc.Name})
 	require.NoError(t, err)
 	require.NoError(t, Setup(mgr, instrumentation.DefaultSettings(), CrossNamespace{}, prometheus.NewRegistry(), certDir, gate))
 
-	runCtx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(runCtx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-stopped)
-	}()
+	testenv.Run(t, mgr.Start)
 
 	// The Secret gets a CA and a serving certificate for the Service.
 	// The conditions run on another goroutine: they report through ct, not t.

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/shardwise/shardwise/internal/instrumentation"
@@ -62,8 +61,7 @@ func (r *recorder) Eventf(_ runtime.Object, _ runtime.Object, _, reason, _, _ st
 func TestPodHandlerChain(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	scheme := testScheme(t)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
+	c := testenv.Client(t, cfg, scheme)
 	w := newWorkload(t, c, "chain", nil)
 	require.NoError(t, c.Create(t.Context(), instrumentationIn(w.ns, "default", nil)))
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,9 +19,8 @@ import (
 // Instrumentation manifests unchanged and reads them back typed.
 func TestInstrumentationCRDAcceptsUpstreamManifests(t *testing.T) {
 	cfg := testenv.Require(t, env)
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: objectMeta("crd-upstream")}))
+	c := testenv.Client(t, cfg, testScheme(t))
+	testenv.Namespace(t, c, "crd-upstream", nil)
 	files, err := filepath.Glob(filepath.Join("testdata", "upstream", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
@@ -49,9 +47,8 @@ func TestInstrumentationCRDAcceptsUpstreamManifests(t *testing.T) {
 // refused, the schema refuses, with a message naming the field.
 func TestInstrumentationCRDRefusesBadSpecs(t *testing.T) {
 	cfg := testenv.Require(t, env)
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: objectMeta("crd-bad")}))
+	c := testenv.Client(t, cfg, testScheme(t))
+	testenv.Namespace(t, c, "crd-bad", nil)
 	for _, tc := range []struct {
 		name    string
 		spec    string

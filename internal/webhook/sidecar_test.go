@@ -157,8 +157,7 @@ func TestSidecarWebhook(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	op := startOperatorWith(t, instrumentation.DefaultSettings(), true)
 	defer op.stop(t)
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	require.NoError(t, err)
+	c := testenv.Client(t, cfg, testScheme(t))
 	ctx := t.Context()
 
 	t.Run("group", func(t *testing.T) {
@@ -383,8 +382,7 @@ func (failing) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) (
 func TestSidecarKeptWhenInstrumentationFails(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	scheme := testScheme(t)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
+	c := testenv.Client(t, cfg, scheme)
 	w := newWorkload(t, c, "sc-chain", nil)
 	require.NoError(t, c.Create(t.Context(), sidecarCollector(t, w.ns, "agent", v1beta1.ModeSidecar)))
 

@@ -18,7 +18,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
@@ -62,15 +61,12 @@ func startOperatorWith(t *testing.T, s instrumentation.Settings, sidecar bool) *
 	t.Helper()
 	cfg := testenv.Require(t, env)
 	scheme := testScheme(t)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+	mgr := testenv.NewManager(t, cfg, ctrl.Options{
+		Scheme: scheme,
 		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
 			Host: env.Webhook.LocalServingHost, Port: env.Webhook.LocalServingPort, CertDir: env.Webhook.LocalServingCertDir,
 		}),
 	})
-	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	var before []PodMutator
 	if sidecar {
@@ -110,7 +106,7 @@ type workload struct {
 func newWorkload(t testing.TB, c client.Client, ns string, nsAnnotations map[string]string) workload {
 	t.Helper()
 	ctx := t.Context()
-	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Annotations: nsAnnotations}}))
+	testenv.Namespace(t, c, ns, nsAnnotations)
 	labels := map[string]string{"app": "my-app"}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "myapp", Image: "app:1"}}}}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "my-app", Namespace: ns}, Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
@@ -209,8 +205,7 @@ func TestPodWebhook(t *testing.T) {
 	settings.Enabled[instrumentation.Go] = true
 	settings.Enabled[instrumentation.Nginx] = true
 	op := startOperator(t, settings)
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	require.NoError(t, err)
+	c := testenv.Client(t, cfg, testScheme(t))
 
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range []struct {
