@@ -259,6 +259,22 @@ func (a applier) prune(ctx context.Context, owner client.Object, namespace strin
 	return nil
 }
 
+// sync applies objs, controlled by owner, and prunes the objects of kinds in
+// owner's namespace that carry its instance labels, that owner controls and
+// that objs do not name; keepExtra may veto a deletion.
+func (a applier) sync(ctx context.Context, owner client.Object, objs []client.Object, kinds []schema.GroupVersionKind, keepExtra func(metav1.PartialObjectMetadata) bool) error {
+	for _, obj := range objs {
+		if err := a.apply(ctx, owner, obj); err != nil {
+			return err
+		}
+	}
+	keep, err := names(a.scheme, objs)
+	if err != nil {
+		return err
+	}
+	return a.prune(ctx, owner, owner.GetNamespace(), instanceSelector(owner.GetNamespace(), owner.GetName()), kinds, keep, keepExtra)
+}
+
 // list lists the metadata of the objects of a kind. Kinds the operator
 // caches are read through the cache; cert-manager's and prometheus-operator's,
 // which it does not watch, are read from the API server as unstructured

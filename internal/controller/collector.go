@@ -15,7 +15,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -141,77 +140,62 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if c.Spec.ManagementState == v1beta1.ManagementStateUnmanaged || !c.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil
 	}
-	before := c.Status.DeepCopy()
-
-	referenced, err := r.referencedAllocator(ctx, &c)
+	st := collectorStatus(&c)
+	o, err := r.reconcile(ctx, &c)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	missing, err := r.certManager.certManagerMissing(r.Client, manifests.AllocatorMTLS(&c, referenced), "spec.targetAllocator.mtls")
+	return reporter{client: r.Client, recorder: r.Recorder}.finish(ctx, st, o)
+}
+
+// reconcile builds and applies the collector's objects and fills its status
+// but for the Ready condition; an error is a failure before any verdict.
+func (r *CollectorReconciler) reconcile(ctx context.Context, c *v1beta1.OpenTelemetryCollector) (outcome, error) {
+	referenced, err := r.referencedAllocator(ctx, c)
 	if err != nil {
-		return reconcile.Result{}, err
+		return outcome{}, err
+	}
+	missing, err := r.certManager.certManagerMissing(r.Client, manifests.AllocatorMTLS(c, referenced), "spec.targetAllocator.mtls")
+	if err != nil {
+		return outcome{}, err
 	}
 	if missing != "" {
 		// The collectors would wait for a client certificate nobody issues:
 		// write nothing until cert-manager is installed.
-		if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonCertManagerNotInstalled {
-			r.event(&c, corev1.EventTypeWarning, ReasonCertManagerNotInstalled, errors.New(missing))
-		}
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonCertManagerNotInstalled, missing)
-		c.Status.ObservedGeneration = c.Generation
-		return reconcile.Result{RequeueAfter: certManagerRecheck}, r.updateStatus(ctx, &c, before)
+		return degraded(ReasonCertManagerNotInstalled, missing).after(certManagerRecheck), nil
 	}
-
-	desired, err := manifests.BuildCollector(&c, r.Settings, referenced)
+	desired, err := manifests.BuildCollector(c, r.Settings, referenced)
 	if err != nil {
 		reason := ReasonInvalidConfig
 		if errors.Is(err, manifests.ErrModeUnsupported) {
 			reason = ReasonModeNotSupported
 		}
-		r.event(&c, corev1.EventTypeWarning, reason, err)
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, reason, err.Error())
-		c.Status.ObservedGeneration = c.Generation
-		if serr := r.updateStatus(ctx, &c, before); serr != nil {
-			return reconcile.Result{}, serr
-		}
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("build collector: %w", err))
+		return invalid(reason, "build collector", err), nil
 	}
-
 	missingMonitor, err := r.dropUnservedMonitors(&desired)
 	if err != nil {
-		return reconcile.Result{}, err
+		return outcome{}, err
 	}
-	if err := r.apply(ctx, &c, desired); err != nil {
-		r.event(&c, corev1.EventTypeWarning, ReasonApplyFailed, err)
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
-		if serr := r.updateStatus(ctx, &c, before); serr != nil {
-			return reconcile.Result{}, errors.Join(err, serr)
-		}
-		return reconcile.Result{}, err
+	if err := r.apply(ctx, c, desired); err != nil {
+		return applyFailed(err), nil
 	}
-
-	if err := r.observe(ctx, &c, desired); err != nil {
-		return reconcile.Result{}, err
+	if err := r.observe(ctx, c, desired); err != nil {
+		return outcome{}, err
 	}
-	conflict, err := r.allocatorConflict(ctx, &c)
+	conflict, err := r.allocatorConflict(ctx, c)
 	if err != nil {
-		return reconcile.Result{}, err
+		return outcome{}, err
 	}
+	r.setMonitorCondition(c, missingMonitor)
+	recheck := r.recheckAfter(c, missingMonitor != "")
 	if conflict != "" {
-		if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonTargetAllocatorInUse || cond.Message != conflict {
-			r.event(&c, corev1.EventTypeWarning, ReasonTargetAllocatorInUse, errors.New(conflict))
-		}
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionFalse, ReasonTargetAllocatorInUse, conflict)
-	} else {
-		msg := "every desired object is applied"
-		if missingMonitor != "" {
-			msg = "every desired object is applied except the metrics monitor: see condition " + ConditionMetricsMonitor
-		}
-		setReady(&c.Status.Conditions, c.Generation, metav1.ConditionTrue, ReasonReconciled, msg)
+		return degraded(ReasonTargetAllocatorInUse, conflict).after(recheck), nil
 	}
-	r.setMonitorCondition(&c, missingMonitor)
-	c.Status.ObservedGeneration = c.Generation
-	return reconcile.Result{RequeueAfter: r.recheckAfter(&c, missingMonitor != "")}, r.updateStatus(ctx, &c, before)
+	msg := "every desired object is applied"
+	if missingMonitor != "" {
+		msg = "every desired object is applied except the metrics monitor: see condition " + ConditionMetricsMonitor
+	}
+	return ready(msg).after(recheck), nil
 }
 
 // recheckAfter is when to reconcile a collector again without an event:
@@ -506,20 +490,4 @@ func imageVersion(image string) string {
 		return m[1]
 	}
 	return ""
-}
-
-func (r *CollectorReconciler) updateStatus(ctx context.Context, c *v1beta1.OpenTelemetryCollector, before *v1beta1.OpenTelemetryCollectorStatus) error {
-	return updateStatus(ctx, r.Client, c, before, &c.Status, "collector")
-}
-
-func (r *CollectorReconciler) event(obj runtime.Object, typ, reason string, err error) {
-	recordEvent(r.Recorder, obj, typ, reason, err)
-}
-
-// setReady sets the Ready condition; its transition time changes only when
-// its status does.
-func setReady(conds *[]metav1.Condition, generation int64, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(conds, metav1.Condition{
-		Type: ConditionReady, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
-	})
 }

@@ -1,14 +1,12 @@
 package controller
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -145,9 +143,7 @@ func (r *CollectorReconciler) setMonitorCondition(c *v1beta1.OpenTelemetryCollec
 	cond := metav1.Condition{Type: ConditionMetricsMonitor, ObservedGeneration: c.Generation}
 	switch {
 	case missing != "":
-		if old := meta.FindStatusCondition(c.Status.Conditions, ConditionMetricsMonitor); old == nil || old.Reason != ReasonPrometheusOperatorNotInstalled {
-			r.event(c, corev1.EventTypeWarning, ReasonPrometheusOperatorNotInstalled, errors.New(missing))
-		}
+		warnIfNews(r.Recorder, c, c.Status.Conditions, ConditionMetricsMonitor, ReasonPrometheusOperatorNotInstalled, missing)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonPrometheusOperatorNotInstalled, missing
 	case manifests.ModeOf(c) == v1beta1.ModeSidecar:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonMonitorApplied, "PodMonitor "+manifests.SidecarPodMonitor(c.Name)+" is applied"

@@ -2,21 +2,17 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -92,95 +88,34 @@ func (r *OpAMPBridgeReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	a := applier{client: r.Client, scheme: r.Scheme}
-	sel := instanceSelector(b.Namespace, b.Name)
 	if !b.DeletionTimestamp.IsZero() {
-		if err := a.prune(ctx, nil, "", sel, bridgeClusterKinds, nil, nil); err != nil {
-			return reconcile.Result{}, err
-		}
-		return reconcile.Result{}, r.setFinalizer(ctx, &b, false)
+		return reconcile.Result{}, r.clusterRBAC().finalize(ctx, &b)
 	}
-	before := b.Status.DeepCopy()
+	st := bridgeStatus(&b)
+	return reporter{client: r.Client, recorder: r.Recorder}.finish(ctx, st, r.reconcile(ctx, &b))
+}
 
+// reconcile builds and applies the bridge's objects.
+func (r *OpAMPBridgeReconciler) reconcile(ctx context.Context, b *v1alpha1.OpAMPBridge) outcome {
 	settings := opampbridge.Settings{Image: r.Image, ClusterWide: slices.Contains(r.ClusterWideNamespaces, b.Namespace)}
-	desired, err := opampbridge.Build(&b, settings)
+	desired, err := opampbridge.Build(b, settings)
 	if err != nil {
-		recordEvent(r.Recorder, &b, corev1.EventTypeWarning, ReasonInvalidConfig, err)
-		setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonInvalidConfig, err.Error())
-		b.Status.ObservedGeneration = b.Generation
-		if serr := r.updateStatus(ctx, &b, before); serr != nil {
-			return reconcile.Result{}, serr
-		}
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("build opamp bridge: %w", err))
+		return invalid(ReasonInvalidConfig, "build opamp bridge", err)
 	}
-	if err := r.apply(ctx, &b, desired); err != nil {
-		recordEvent(r.Recorder, &b, corev1.EventTypeWarning, ReasonApplyFailed, err)
-		setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
-		if serr := r.updateStatus(ctx, &b, before); serr != nil {
-			return reconcile.Result{}, errors.Join(err, serr)
-		}
-		return reconcile.Result{}, err
+	a := applier{client: r.Client, scheme: r.Scheme}
+	if err := a.sync(ctx, b, desired.Objects, bridgeKinds, nil); err != nil {
+		return applyFailed(err)
+	}
+	if err := r.clusterRBAC().sync(ctx, b, desired.ClusterObjects); err != nil {
+		return applyFailed(err)
 	}
 	b.Status.Version = imageVersion(desired.Image)
-	setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
-	b.Status.ObservedGeneration = b.Generation
-	return reconcile.Result{}, r.updateStatus(ctx, &b, before)
+	return ready("every desired object is applied")
 }
 
-func (r *OpAMPBridgeReconciler) apply(ctx context.Context, b *v1alpha1.OpAMPBridge, desired opampbridge.Bridge) error {
-	a := applier{client: r.Client, scheme: r.Scheme}
-	if len(desired.ClusterObjects) > 0 {
-		if err := r.setFinalizer(ctx, b, true); err != nil {
-			return err
-		}
+func (r *OpAMPBridgeReconciler) clusterRBAC() clusterRBAC {
+	return clusterRBAC{
+		applier:   applier{client: r.Client, scheme: r.Scheme},
+		finalizer: OpAMPBridgeClusterRBACFinalizer, kinds: bridgeClusterKinds, kind: "opamp bridge",
 	}
-	for _, obj := range desired.Objects {
-		if err := a.apply(ctx, b, obj); err != nil {
-			return err
-		}
-	}
-	for _, obj := range desired.ClusterObjects {
-		if err := a.apply(ctx, nil, obj); err != nil {
-			return err
-		}
-	}
-	sel := instanceSelector(b.Namespace, b.Name)
-	keep, err := names(r.Scheme, desired.Objects)
-	if err != nil {
-		return err
-	}
-	if err := a.prune(ctx, b, b.Namespace, sel, bridgeKinds, keep, nil); err != nil {
-		return err
-	}
-	keepCluster, err := names(r.Scheme, desired.ClusterObjects)
-	if err != nil {
-		return err
-	}
-	if err := a.prune(ctx, nil, "", sel, bridgeClusterKinds, keepCluster, nil); err != nil {
-		return err
-	}
-	if len(desired.ClusterObjects) == 0 {
-		return r.setFinalizer(ctx, b, false)
-	}
-	return nil
-}
-
-// setFinalizer adds or removes OpAMPBridgeClusterRBACFinalizer, writing only on change.
-func (r *OpAMPBridgeReconciler) setFinalizer(ctx context.Context, b *v1alpha1.OpAMPBridge, present bool) error {
-	if controllerutil.ContainsFinalizer(b, OpAMPBridgeClusterRBACFinalizer) == present {
-		return nil
-	}
-	if present {
-		controllerutil.AddFinalizer(b, OpAMPBridgeClusterRBACFinalizer)
-	} else {
-		controllerutil.RemoveFinalizer(b, OpAMPBridgeClusterRBACFinalizer)
-	}
-	if err := r.Client.Update(ctx, b); ignoreNotFound(err) != nil {
-		return fmt.Errorf("update opamp bridge finalizers: %w", err)
-	}
-	return nil
-}
-
-func (r *OpAMPBridgeReconciler) updateStatus(ctx context.Context, b *v1alpha1.OpAMPBridge, before *v1alpha1.OpAMPBridgeStatus) error {
-	return updateStatus(ctx, r.Client, b, before, &b.Status, "opamp bridge")
 }

@@ -13,7 +13,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -138,37 +136,35 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	if err := r.Client.Get(ctx, req.NamespacedName, &ta); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	a := applier{client: r.Client, scheme: r.Scheme}
-	clusterSel := instanceSelector(ta.Namespace, ta.Name)
 	if !ta.DeletionTimestamp.IsZero() {
-		if err := a.prune(ctx, nil, "", clusterSel, allocatorForeignKinds, nil, nil); err != nil {
-			return reconcile.Result{}, err
-		}
-		return reconcile.Result{}, r.setFinalizer(ctx, &ta, false)
+		return reconcile.Result{}, r.clusterRBAC().finalize(ctx, &ta)
 	}
 	if ta.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
 		return reconcile.Result{}, nil
 	}
-	before := ta.Status.DeepCopy()
-
-	missing, err := r.certManager.certManagerMissing(r.Client, ta.Spec.Mtls, "spec.mtls")
+	st := allocatorStatus(&ta)
+	o, err := r.reconcile(ctx, &ta)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	return reporter{client: r.Client, recorder: r.Recorder}.finish(ctx, st, o)
+}
+
+// reconcile builds and applies the allocator's objects; an error is a
+// failure before any verdict.
+func (r *TargetAllocatorReconciler) reconcile(ctx context.Context, ta *v1alpha1.TargetAllocator) (outcome, error) {
+	missing, err := r.certManager.certManagerMissing(r.Client, ta.Spec.Mtls, "spec.mtls")
+	if err != nil {
+		return outcome{}, err
 	}
 	if missing != "" {
 		// An allocator whose server certificate nobody issues would never
 		// start: keep the last good objects until cert-manager is installed.
-		if cond := meta.FindStatusCondition(ta.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonCertManagerNotInstalled {
-			r.event(&ta, corev1.EventTypeWarning, ReasonCertManagerNotInstalled, errors.New(missing))
-		}
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonCertManagerNotInstalled, missing)
-		ta.Status.ObservedGeneration = ta.Generation
-		return reconcile.Result{RequeueAfter: certManagerRecheck}, r.updateStatus(ctx, &ta, before)
+		return degraded(ReasonCertManagerNotInstalled, missing).after(certManagerRecheck), nil
 	}
-
-	in, err := r.input(ctx, &ta)
+	in, err := r.input(ctx, ta)
 	if err != nil {
-		return reconcile.Result{}, err
+		return outcome{}, err
 	}
 	desired, err := manifests.BuildTargetAllocator(in, r.Settings)
 	if err == nil {
@@ -179,26 +175,14 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 		if errors.Is(err, manifests.ErrGrantNotAllowed) {
 			reason = ReasonGrantNotAllowed
 			// Grants the operator may no longer give do not outlive the refusal.
-			if perr := a.prune(ctx, nil, "", clusterSel, allocatorForeignKinds, nil, nil); perr != nil {
-				return reconcile.Result{}, perr
+			if perr := r.clusterRBAC().release(ctx, ta); perr != nil {
+				return outcome{}, perr
 			}
 		}
-		r.event(&ta, corev1.EventTypeWarning, reason, err)
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, reason, err.Error())
-		ta.Status.ObservedGeneration = ta.Generation
-		if serr := r.updateStatus(ctx, &ta, before); serr != nil {
-			return reconcile.Result{}, serr
-		}
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("build target allocator: %w", err))
+		return invalid(reason, "build target allocator", err), nil
 	}
-
-	if err := r.apply(ctx, &ta, desired); err != nil {
-		r.event(&ta, corev1.EventTypeWarning, ReasonApplyFailed, err)
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
-		if serr := r.updateStatus(ctx, &ta, before); serr != nil {
-			return reconcile.Result{}, errors.Join(err, serr)
-		}
-		return reconcile.Result{}, err
+	if err := r.apply(ctx, ta, desired); err != nil {
+		return applyFailed(err), nil
 	}
 	for _, o := range desired.Objects {
 		if d, ok := o.(*appsv1.Deployment); ok {
@@ -208,20 +192,12 @@ func (r *TargetAllocatorReconciler) Reconcile(ctx context.Context, req reconcile
 	}
 	missing, err = r.secretReaderMissing(ctx, desired)
 	if err != nil {
-		return reconcile.Result{}, err
+		return outcome{}, err
 	}
-	var result reconcile.Result
 	if missing != "" {
-		if cond := meta.FindStatusCondition(ta.Status.Conditions, ConditionReady); cond == nil || cond.Reason != ReasonSecretReaderMissing {
-			r.event(&ta, corev1.EventTypeWarning, ReasonSecretReaderMissing, errors.New(missing))
-		}
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionFalse, ReasonSecretReaderMissing, missing)
-		result.RequeueAfter = time.Minute
-	} else {
-		setReady(&ta.Status.Conditions, ta.Generation, metav1.ConditionTrue, ReasonReconciled, "every desired object is applied")
+		return degraded(ReasonSecretReaderMissing, missing).after(time.Minute), nil
 	}
-	ta.Status.ObservedGeneration = ta.Generation
-	return result, r.updateStatus(ctx, &ta, before)
+	return ready("every desired object is applied"), nil
 }
 
 // ReasonSecretReaderMissing is the Ready reason of an allocator bound to the
@@ -307,43 +283,14 @@ func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.Targ
 
 func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.TargetAllocator, desired manifests.TargetAllocator) error {
 	a := applier{client: r.Client, scheme: r.Scheme, memo: &r.memo}
-	if len(desired.ClusterObjects) > 0 {
-		if err := r.setFinalizer(ctx, ta, true); err != nil {
-			return err
-		}
-	}
-	for _, obj := range desired.Objects {
-		if err := a.apply(ctx, ta, obj); err != nil {
-			return err
-		}
-	}
-	for _, obj := range desired.ClusterObjects {
-		if err := a.apply(ctx, nil, obj); err != nil {
-			return err
-		}
-	}
-	keep, err := names(r.Scheme, desired.Objects)
-	if err != nil {
-		return err
-	}
 	kinds := allocatorKinds
 	if r.certManager.seen.Load() {
 		kinds = append(slices.Clone(kinds), certManagerKinds...)
 	}
-	if err := a.prune(ctx, ta, ta.Namespace, instanceSelector(ta.Namespace, ta.Name), kinds, keep, nil); err != nil {
+	if err := a.sync(ctx, ta, desired.Objects, kinds, nil); err != nil {
 		return err
 	}
-	keepCluster, err := names(r.Scheme, desired.ClusterObjects)
-	if err != nil {
-		return err
-	}
-	if err := a.prune(ctx, nil, "", instanceSelector(ta.Namespace, ta.Name), allocatorForeignKinds, keepCluster, nil); err != nil {
-		return err
-	}
-	if len(desired.ClusterObjects) == 0 {
-		return r.setFinalizer(ctx, ta, false)
-	}
-	return nil
+	return r.clusterRBAC().sync(ctx, ta, desired.ClusterObjects)
 }
 
 // validateAllocatorConfig parses the rendered targetallocator.yaml with the
@@ -368,26 +315,9 @@ func validateAllocatorConfig(desired manifests.TargetAllocator) error {
 	return nil
 }
 
-// setFinalizer adds or removes ClusterRBACFinalizer, writing only on change.
-func (r *TargetAllocatorReconciler) setFinalizer(ctx context.Context, ta *v1alpha1.TargetAllocator, present bool) error {
-	if controllerutil.ContainsFinalizer(ta, ClusterRBACFinalizer) == present {
-		return nil
+func (r *TargetAllocatorReconciler) clusterRBAC() clusterRBAC {
+	return clusterRBAC{
+		applier:   applier{client: r.Client, scheme: r.Scheme, memo: &r.memo},
+		finalizer: ClusterRBACFinalizer, kinds: allocatorForeignKinds, kind: "target allocator",
 	}
-	if present {
-		controllerutil.AddFinalizer(ta, ClusterRBACFinalizer)
-	} else {
-		controllerutil.RemoveFinalizer(ta, ClusterRBACFinalizer)
-	}
-	if err := r.Client.Update(ctx, ta); ignoreNotFound(err) != nil {
-		return fmt.Errorf("update target allocator finalizers: %w", err)
-	}
-	return nil
-}
-
-func (r *TargetAllocatorReconciler) updateStatus(ctx context.Context, ta *v1alpha1.TargetAllocator, before *v1alpha1.TargetAllocatorStatus) error {
-	return updateStatus(ctx, r.Client, ta, before, &ta.Status, "target allocator")
-}
-
-func (r *TargetAllocatorReconciler) event(obj runtime.Object, typ, reason string, err error) {
-	recordEvent(r.Recorder, obj, typ, reason, err)
 }
