@@ -3,7 +3,6 @@ package manifests
 import (
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // Settings are the operator-wide inputs of the builders.
@@ -117,15 +117,15 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if err != nil {
 		return Collector{}, err
 	}
-	cfg, err := configMap(c.Spec.Config)
-	if err != nil {
+	if _, err := configMap(c.Spec.Config); err != nil {
 		return Collector{}, err
 	}
 	hash := Hash(rendered)
 	name := CollectorName(instance)
 	labels := Labels(ns, instance, ComponentCollector, name)
 	selector := SelectorLabels(ns, instance, ComponentCollector)
-	ports, err := servicePorts(c.Spec.Ports, inferredPorts(cfg))
+	ports, err := servicePorts(c.Spec.Ports, c.Spec.Config)
+	metrics := container.MetricsPort(c.Spec.Config)
 	if err != nil {
 		return Collector{}, err
 	}
@@ -133,7 +133,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	out := Collector{ConfigHash: hash, Selector: selector}
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(ns, CollectorConfigMap(instance, hash), labels),
+		ObjectMeta: Meta(ns, CollectorConfigMap(instance, hash), labels),
 		Data:       map[string]string{CollectorConfigKey: rendered},
 	}
 	out.Objects = append(out.Objects, cm)
@@ -143,7 +143,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 		sa = name
 		out.Objects = append(out.Objects, &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-			ObjectMeta: meta(ns, name, labels),
+			ObjectMeta: Meta(ns, name, labels),
 		})
 	}
 
@@ -161,23 +161,23 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
 		return svc
 	}
-	headless := addressed(service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, servicePortsOnly(ports)))
+	headless := addressed(Service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, servicePortsOnly(ports)))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	// The governing Service of a StatefulSet publishes its pods' DNS names
 	// before they are ready.
 	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
 	headless.Spec.InternalTrafficPolicy = local
 	out.Objects = append(out.Objects, headless)
-	out.Objects = append(out.Objects, addressed(service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
-		Name: "monitoring", Port: CollectorMonitoringPort, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(CollectorMonitoringPort),
+	out.Objects = append(out.Objects, addressed(Service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
+		Name: "monitoring", Port: metrics, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(metrics),
 	}})))
 	if len(ports) > 0 {
-		base := addressed(service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
+		base := addressed(Service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
 		base.Spec.InternalTrafficPolicy = local
 		out.Objects = append(out.Objects, base)
 	}
 
-	tmpl, err := podTemplate(c, s, cfg, labels, sa, cm.Name, hash, ports)
+	tmpl, err := podTemplate(c, s, labels, sa, cm.Name, hash)
 	if err != nil {
 		return Collector{}, err
 	}
@@ -203,7 +203,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	if np := networkPolicy(c, selector, tmpl.Spec.Containers[0].Ports); np != nil {
 		out.Objects = append(out.Objects, np)
 	}
-	exporters := ExporterPorts(cfg)
+	exporters := container.ExporterPorts(c.Spec.Config)
 	if ing := ingress(c, ports, exporters); ing != nil {
 		out.Objects = append(out.Objects, ing)
 	}
@@ -269,7 +269,7 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, name string, labels
 	}
 	return &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
-		ObjectMeta: meta(c.Namespace, name, labels),
+		ObjectMeta: Meta(c.Namespace, name, labels),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:                             ptr.To(replicas(spec)),
 			Selector:                             &metav1.LabelSelector{MatchLabels: selector},
@@ -285,7 +285,7 @@ func collectorStatefulSet(c *v1beta1.OpenTelemetryCollector, name string, labels
 func collectorDeployment(c *v1beta1.OpenTelemetryCollector, name string, labels, selector map[string]string, tmpl corev1.PodTemplateSpec) *appsv1.Deployment {
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta(c.Namespace, name, labels),
+		ObjectMeta: Meta(c.Namespace, name, labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas(c.Spec)),
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
@@ -304,7 +304,7 @@ func collectorDaemonSet(c *v1beta1.OpenTelemetryCollector, name string, labels, 
 	tmpl.Spec.TopologySpreadConstraints = nil
 	d := &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-		ObjectMeta: meta(c.Namespace, name, labels),
+		ObjectMeta: Meta(c.Namespace, name, labels),
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
 			Template: tmpl,
@@ -317,22 +317,8 @@ func collectorDaemonSet(c *v1beta1.OpenTelemetryCollector, name string, labels, 
 }
 
 // podTemplate is the collector pod of every workload mode.
-func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]any, labels map[string]string,
-	serviceAccount, configMap, hash string, ports []servicePort,
-) (corev1.PodTemplateSpec, error) {
+func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, labels map[string]string, serviceAccount, configMap, hash string) (corev1.PodTemplateSpec, error) {
 	spec := c.Spec
-	image := spec.Image
-	if image == "" {
-		image = s.CollectorImage
-	}
-	args := []string{"--config=" + collectorConfigDir + "/" + CollectorConfigKey}
-	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
-		if k == "config" {
-			// The operator's rendered config is the collector's config, as upstream.
-			continue
-		}
-		args = append(args, fmt.Sprintf("--%s=%s", k, spec.Args[k]))
-	}
 	annotations := podAnnotations(c)
 	annotations[AnnotationConfigHash] = hash
 
@@ -343,45 +329,21 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 			Items:                []corev1.KeyToPath{{Key: CollectorConfigKey, Path: CollectorConfigKey}},
 		}},
 	}}
-	mounts := []corev1.VolumeMount{{Name: collectorConfigVolume, MountPath: collectorConfigDir}}
-	for _, m := range spec.Configmaps {
-		vol := Truncate("configmap-"+m.Name, maxNameLength)
-		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: m.Name},
-		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: path.Join("/var/conf", m.MountPath, "configmap-"+m.Name)})
-	}
+	volumes = append(volumes, container.ConfigMapVolumes(&spec)...)
 	volumes = append(volumes, spec.Volumes...)
-	mounts = append(mounts, spec.VolumeMounts...)
-
-	health, err := healthCheckProbe(cfg)
+	podSecurity := container.PodSecurityContext(spec.PodSecurityContext, spec.SecurityContext)
+	ctr, err := container.Build(c, container.Options{
+		Image:              s.CollectorImage,
+		ConfigVolume:       collectorConfigVolume,
+		ConfigFile:         CollectorConfigKey,
+		PodSecurityContext: podSecurity,
+	})
 	if err != nil {
 		return corev1.PodTemplateSpec{}, err
 	}
-	ctr := corev1.Container{
-		Name:            CollectorContainer,
-		SecurityContext: containerSecurityContext(spec.SecurityContext),
-		Image:           image,
-		ImagePullPolicy: spec.ImagePullPolicy,
-		Command:         slices.Clone(spec.Command),
-		Args:            args,
-		Env:             collectorEnv(spec.Env),
-		EnvFrom:         slices.Clone(spec.EnvFrom),
-		Ports:           containerPorts(ports),
-		Resources:       spec.Resources,
-		VolumeMounts:    mounts,
-		Lifecycle:       spec.Lifecycle,
-	}
-	if health != nil {
-		ctr.LivenessProbe = tunedProbe(health, spec.LivenessProbe)
-		ctr.ReadinessProbe = tunedProbe(health, spec.ReadinessProbe)
-		if spec.StartupProbe != nil {
-			ctr.StartupProbe = tunedProbe(health, spec.StartupProbe)
-		}
-	}
 	pod := corev1.PodSpec{
 		ServiceAccountName:            serviceAccount,
-		SecurityContext:               podSecurityContext(spec.PodSecurityContext),
+		SecurityContext:               podSecurity,
 		InitContainers:                slices.Clone(spec.InitContainers),
 		Containers:                    append([]corev1.Container{ctr}, spec.AdditionalContainers...),
 		Volumes:                       volumes,
@@ -394,7 +356,7 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, cfg map[string]a
 		ShareProcessNamespace:         spec.ShareProcessNamespace,
 		PriorityClassName:             ptr.Deref(spec.PriorityClassName, ""),
 		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
-		DNSPolicy:                     dnsPolicy(spec),
+		DNSPolicy:                     DNSPolicy(spec.DNSPolicy, ptr.Deref(spec.HostNetwork, false), spec.PodDNSConfig),
 		DNSConfig:                     spec.PodDNSConfig,
 	}
 	return corev1.PodTemplateSpec{
@@ -441,7 +403,7 @@ func podAnnotations(c *v1beta1.OpenTelemetryCollector) map[string]string {
 	added := false
 	for k, v := range map[string]string{
 		AnnotationPrometheusScrape: "true",
-		AnnotationPrometheusPort:   strconv.Itoa(CollectorMonitoringPort),
+		AnnotationPrometheusPort:   strconv.Itoa(int(container.MetricsPort(c.Spec.Config))),
 		AnnotationPrometheusPath:   "/metrics",
 	} {
 		if _, ok := out[k]; !ok {
@@ -455,17 +417,19 @@ func podAnnotations(c *v1beta1.OpenTelemetryCollector) map[string]string {
 	return out
 }
 
-// dnsPolicy is the user's DNS policy; otherwise ClusterFirstWithHostNet on
-// the host network, None when only nameservers are configured, and the API
-// server's default (ClusterFirst) else, as upstream.
-func dnsPolicy(spec v1beta1.OpenTelemetryCollectorSpec) corev1.DNSPolicy {
+// DNSPolicy is the DNS policy of an operand pod, as upstream's
+// manifestutils.GetDNSPolicy: the explicit one if set; else None when the pod
+// DNS config names nameservers (which take precedence over the host
+// network), ClusterFirstWithHostNet on the host network, and the API server's
+// default (ClusterFirst) otherwise.
+func DNSPolicy(explicit *corev1.DNSPolicy, hostNetwork bool, cfg *corev1.PodDNSConfig) corev1.DNSPolicy {
 	switch {
-	case spec.DNSPolicy != nil:
-		return *spec.DNSPolicy
-	case ptr.Deref(spec.HostNetwork, false):
-		return corev1.DNSClusterFirstWithHostNet
-	case spec.PodDNSConfig != nil && len(spec.PodDNSConfig.Nameservers) > 0:
+	case explicit != nil:
+		return *explicit
+	case cfg != nil && len(cfg.Nameservers) > 0:
 		return corev1.DNSNone
+	case hostNetwork:
+		return corev1.DNSClusterFirstWithHostNet
 	}
 	return ""
 }
@@ -509,7 +473,7 @@ func autoscaler(c *v1beta1.OpenTelemetryCollector, name string, labels map[strin
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
-		ObjectMeta: meta(c.Namespace, name, labels),
+		ObjectMeta: Meta(c.Namespace, name, labels),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
 				APIVersion: v1beta1.GroupVersion.String(),
@@ -524,47 +488,6 @@ func autoscaler(c *v1beta1.OpenTelemetryCollector, name string, labels map[strin
 	}
 }
 
-// collectorEnv is the user's env, preceded by POD_NAME (the collector id the
-// receiver sends to the allocator) unless the user defines it: a duplicate
-// key would be refused by server-side apply.
-func collectorEnv(user []corev1.EnvVar) []corev1.EnvVar {
-	for _, e := range user {
-		if e.Name == "POD_NAME" {
-			return slices.Clone(user)
-		}
-	}
-	return append([]corev1.EnvVar{{
-		Name:      "POD_NAME",
-		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
-	}}, user...)
-}
-
-// containerSecurityContext is the user's container security context, or the
-// restricted one of the Pod Security Standards.
-func containerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
-	if user != nil {
-		return user.DeepCopy()
-	}
-	return &corev1.SecurityContext{
-		RunAsNonRoot:             ptr.To(true),
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-}
-
-// podSecurityContext is the user's pod security context, or the restricted
-// one of the Pod Security Standards.
-func podSecurityContext(user *corev1.PodSecurityContext) *corev1.PodSecurityContext {
-	if user != nil {
-		return user.DeepCopy()
-	}
-	return &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-}
-
 // ownedTargetAllocator is the TargetAllocator a collector creates for itself,
 // carrying the scrape configs of its prometheus receiver.
 func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAllocator, error) {
@@ -576,7 +499,7 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 	taLabels := Labels(c.Namespace, c.Name, ComponentTargetAllocator, TargetAllocatorName(c.Name))
 	return &v1alpha1.TargetAllocator{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "TargetAllocator"},
-		ObjectMeta: meta(c.Namespace, c.Name, taLabels),
+		ObjectMeta: Meta(c.Namespace, c.Name, taLabels),
 		Spec: v1alpha1.TargetAllocatorSpec{
 			ManagementState:              v1beta1.ManagementStateManaged,
 			Replicas:                     e.Replicas,
@@ -601,14 +524,17 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 	}, nil
 }
 
-func meta(ns, name string, labels map[string]string) metav1.ObjectMeta {
+// Meta is the metadata of a namespaced object the builders make: its
+// namespace, name and a copy of labels.
+func Meta(ns, name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: maps.Clone(labels)}
 }
 
-func service(ns, name string, labels, selector map[string]string, ports []corev1.ServicePort) *corev1.Service {
+// Service is a Service selecting selector with ports (copied).
+func Service(ns, name string, labels, selector map[string]string, ports []corev1.ServicePort) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(ns, name, labels),
+		ObjectMeta: Meta(ns, name, labels),
 		Spec: corev1.ServiceSpec{
 			Selector: maps.Clone(selector),
 			Ports:    slices.Clone(ports),
@@ -619,7 +545,7 @@ func service(ns, name string, labels, selector map[string]string, ports []corev1
 func pdb(ns, name string, labels, selector map[string]string, spec *v1beta1.PodDisruptionBudgetSpec) *policyv1.PodDisruptionBudget {
 	p := &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-		ObjectMeta: meta(ns, name, labels),
+		ObjectMeta: Meta(ns, name, labels),
 		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)}},
 	}
 	switch {

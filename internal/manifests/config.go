@@ -13,12 +13,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // Errors of invalid input, which no retry fixes.
 var (
 	// ErrInvalidConfig is a collector config the builders cannot render.
-	ErrInvalidConfig = errors.New("invalid collector config")
+	ErrInvalidConfig = container.ErrInvalidConfig
 	// ErrNoPrometheusReceiver is a collector with the allocator enabled but no
 	// receiver named prometheus.
 	ErrNoPrometheusReceiver = errors.New("the target allocator is enabled but config.receivers has no prometheus receiver")

@@ -66,7 +66,7 @@ func ingress(c *v1beta1.OpenTelemetryCollector, ports []servicePort, exporters [
 		}}
 	}
 	name := IngressName(c.Name)
-	obj := meta(c.Namespace, name, Labels(c.Namespace, c.Name, ComponentCollector, name))
+	obj := Meta(c.Namespace, name, Labels(c.Namespace, c.Name, ComponentCollector, name))
 	obj.Annotations = maps.Clone(spec.Annotations)
 	return &networkingv1.Ingress{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},

@@ -3,6 +3,7 @@ package manifests_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,7 +184,10 @@ func TestUserPortsMerge(t *testing.T) {
 	}
 	require.Equal(t, []string{"jaeger-grpc:9999", "mine:4318", "otlp-grpc:4317", "port-14250:14250"}, ports)
 	d, _ := find[*appsv1.Deployment](got.Objects)
-	require.Equal(t, int32(9999), d.Spec.Template.Spec.Containers[0].Ports[1].HostPort)
+	ctrPorts := d.Spec.Template.Spec.Containers[0].Ports
+	i := slices.IndexFunc(ctrPorts, func(p corev1.ContainerPort) bool { return p.Name == "jaeger-grpc" })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, int32(9999), ctrPorts[i].HostPort)
 }
 
 func yamlUnmarshal(doc string, v any) error { return yaml.UnmarshalStrict([]byte(doc), v) }

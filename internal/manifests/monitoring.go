@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // Labels of the collector Services that tell them apart, as upstream: the
@@ -145,13 +146,18 @@ func podMonitor(c *v1beta1.OpenTelemetryCollector) (client.Object, error) {
 	if !c.Spec.Observability.Metrics.EnableMetrics {
 		return nil, nil
 	}
-	cfg, err := configMap(c.Spec.Config)
-	if err != nil {
+	if _, err := configMap(c.Spec.Config); err != nil {
 		return nil, err
 	}
+	// The injected container's own names for its metrics and exporter
+	// ports (a user port may have taken an exporter's).
 	endpoints := []any{map[string]any{"port": metricsPortName}}
-	for _, p := range ExporterPorts(cfg) {
-		endpoints = append(endpoints, map[string]any{"port": p.Name})
+	ctrPorts := container.ContainerPorts(c.Spec.Config, c.Spec.Ports)
+	for _, p := range container.ExporterPorts(c.Spec.Config) {
+		i := slices.IndexFunc(ctrPorts, func(cp corev1.ContainerPort) bool { return cp.ContainerPort == p.Port && cp.Protocol == p.Protocol })
+		if i >= 0 && ctrPorts[i].Name != metricsPortName {
+			endpoints = append(endpoints, map[string]any{"port": ctrPorts[i].Name})
+		}
 	}
 	return monitor(c, "PodMonitor", SidecarPodMonitor(c.Name), map[string]any{
 		"jobLabel":            LabelInstance,

@@ -33,7 +33,7 @@ func networkPolicy(c *v1beta1.OpenTelemetryCollector, selector map[string]string
 	name := NetworkPolicyName(c.Name)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: meta(c.Namespace, name, Labels(c.Namespace, c.Name, ComponentCollector, name)),
+		ObjectMeta: Meta(c.Namespace, name, Labels(c.Namespace, c.Name, ComponentCollector, name)),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: selector},
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: allowed}},

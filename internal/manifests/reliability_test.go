@@ -110,13 +110,19 @@ func collectorContainer(t *testing.T, objs []client.Object) (corev1.PodSpec, cor
 
 // TestUserPodNameWins: a user POD_NAME env var replaces the operator's; the
 // container never has the key twice (server-side apply refuses duplicates).
+// The user's variables come first, then the operator's others, as upstream.
 func TestUserPodNameWins(t *testing.T) {
 	t.Parallel()
 	doc := strings.Replace(upstreamExample, "  mode: statefulset\n", "  mode: statefulset\n  env:\n  - name: POD_NAME\n    value: fixed\n  - name: X\n    value: z\n", 1)
 	built, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
 	require.NoError(t, err)
 	_, ctr := collectorContainer(t, built.Objects)
-	require.Equal(t, []corev1.EnvVar{{Name: "POD_NAME", Value: "fixed"}, {Name: "X", Value: "z"}}, ctr.Env)
+	var names []string
+	for _, e := range ctr.Env {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, []string{"POD_NAME", "X", "GOMEMLIMIT", "GOMAXPROCS"}, names)
+	require.Equal(t, corev1.EnvVar{Name: "POD_NAME", Value: "fixed"}, ctr.Env[0])
 }
 
 // TestPortsUniqueAndDeterministic: receiver names that truncate to the same
@@ -165,8 +171,8 @@ func TestPortsUniqueAndDeterministic(t *testing.T) {
 	}
 }
 
-// TestSecurityContexts: restricted defaults, and the user's own contexts used
-// as given, for the collector and the allocator.
+// TestSecurityContexts: restricted defaults, and the user's own contexts with
+// the unset restricted fields filled in, for the collector and the allocator.
 func TestSecurityContexts(t *testing.T) {
 	t.Parallel()
 	restricted := &corev1.SecurityContext{
@@ -192,8 +198,16 @@ func TestSecurityContexts(t *testing.T) {
 	built, err = manifests.BuildCollector(c, settings, nil)
 	require.NoError(t, err)
 	pod, ctr = collectorContainer(t, built.Objects)
-	require.Equal(t, &corev1.SecurityContext{RunAsUser: ptr.To(int64(1000))}, ctr.SecurityContext)
-	require.Equal(t, &corev1.PodSecurityContext{FSGroup: ptr.To(int64(2000))}, pod.SecurityContext)
+	withUser := restricted.DeepCopy()
+	withUser.RunAsUser = ptr.To(int64(1000))
+	require.Equal(t, withUser, ctr.SecurityContext)
+	withFSGroup := restrictedPod.DeepCopy()
+	withFSGroup.FSGroup = ptr.To(int64(2000))
+	require.Equal(t, withFSGroup, pod.SecurityContext)
+	readOnly := restricted.DeepCopy()
+	readOnly.ReadOnlyRootFilesystem = ptr.To(true)
+	withUser3000 := restrictedPod.DeepCopy()
+	withUser3000.RunAsUser = ptr.To(int64(3000))
 
 	for _, tc := range []struct {
 		name    string
@@ -202,7 +216,7 @@ func TestSecurityContexts(t *testing.T) {
 		wantPod *corev1.PodSecurityContext
 	}{
 		{"defaults", upstreamExample, restricted, restrictedPod},
-		{"user's", own, &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}, &corev1.PodSecurityContext{RunAsUser: ptr.To(int64(3000))}},
+		{"user's", own, readOnly, withUser3000},
 	} {
 		ta := allocatorFromExample(t, tc.doc)
 		got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta}, settings)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // AllocatorInput is what an allocator's objects depend on.
@@ -65,7 +66,7 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	out := TargetAllocator{ConfigHash: hash, Selector: selector}
 	out.Objects = append(out.Objects, &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(ns, name, labels),
+		ObjectMeta: Meta(ns, name, labels),
 		Data:       map[string]string{TargetAllocatorConfigKey: rendered},
 	})
 
@@ -74,7 +75,7 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 		sa = name
 		out.Objects = append(out.Objects, &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-			ObjectMeta: meta(ns, name, labels),
+			ObjectMeta: Meta(ns, name, labels),
 		})
 		owned, foreign, err := allocatorRBAC(ta, s, name, labels)
 		if err != nil {
@@ -97,7 +98,7 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	if ta.Spec.Mtls.CertManager() {
 		out.Objects = append(out.Objects, certManagerObjects(ns, ta.Name)...)
 	}
-	svc := service(ns, name, labels, selector, ports)
+	svc := Service(ns, name, labels, selector, ports)
 	svc.Spec.IPFamilies = slices.Clone(ta.Spec.IPFamilies)
 	svc.Spec.IPFamilyPolicy = ta.Spec.IPFamilyPolicy
 	svc.Spec.TrafficDistribution = ta.Spec.TrafficDistribution
@@ -219,9 +220,10 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 		mounts = append(mounts, tlsMount(allocatorTLSVolume))
 		volumes = append(volumes, tlsVolume(allocatorTLSVolume, spec.Mtls, ServerCertificateName(ta.Name), serverCert))
 	}
+	podSecurity, security := container.Contexts(spec.PodSecurityContext, spec.SecurityContext)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta(ta.Namespace, name, labels),
+		ObjectMeta: Meta(ta.Namespace, name, labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(spec.Replicas, 1)),
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
@@ -229,10 +231,10 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: annotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: sa,
-					SecurityContext:    podSecurityContext(spec.PodSecurityContext),
+					SecurityContext:    podSecurity,
 					Containers: []corev1.Container{{
 						Name:            TargetAllocatorContainer,
-						SecurityContext: containerSecurityContext(spec.SecurityContext),
+						SecurityContext: security,
 						Image:           image,
 						ImagePullPolicy: spec.ImagePullPolicy,
 						Args:            []string{"--config-file=" + targetAllocatorConfigDir + "/" + TargetAllocatorConfigKey},
@@ -383,7 +385,7 @@ func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labe
 	ownName := TargetAllocatorName(ta.Name)
 	foreignName := ClusterRoleName(own, ta.Name)
 	foreignMeta := func(ns, name string) metav1.ObjectMeta {
-		m := meta(ns, name, labels)
+		m := Meta(ns, name, labels)
 		m.Annotations = map[string]string{AnnotationOwner: own + "/" + ta.Name}
 		return m
 	}
@@ -396,7 +398,7 @@ func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labe
 	}
 	nsMeta := func(ns, suffix string) metav1.ObjectMeta {
 		if ns == own {
-			return meta(ns, dnsName(ownName, suffix), labels)
+			return Meta(ns, dnsName(ownName, suffix), labels)
 		}
 		return foreignMeta(ns, dnsName(foreignName, suffix))
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 const (
@@ -21,9 +22,9 @@ const (
 	// collector, as upstream.
 	LabelInjected = "sidecar.opentelemetry.io/injected"
 	// ContainerName is the sidecar container's name.
-	ContainerName = "otc-container"
+	ContainerName = container.Name
 	// EnvConfig carries the collector configuration.
-	EnvConfig = "OTEL_CONFIG"
+	EnvConfig = container.EnvConfig
 )
 
 // Action is what the annotations ask for.

@@ -24,7 +24,7 @@ func randomCase(t testing.TB, seed1, seed2 uint64) (*corev1.Pod, Input, Settings
 		c = collectorFromYAML(t, podFieldsCollector)
 	}
 	c.Namespace = "app"
-	ours, err := Container(c, "app", nil, settings(false))
+	ours, err := Container(c, "app", nil, nil, settings(false))
 	require.NoError(t, err)
 	container := func() corev1.Container {
 		switch r.IntN(6) {

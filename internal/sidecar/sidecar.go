@@ -155,7 +155,7 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) Outcome {
 		out.Reason = fmt.Sprintf("no sidecar injected: OpenTelemetryCollector %s has mode %q: %v", out.Collector, c.Spec.Mode, ErrNotSidecar)
 		return out
 	}
-	container, err := Container(c, in.Namespace.Name, in.Owners, s)
+	container, err := Container(c, in.Namespace.Name, pod.Spec.SecurityContext, in.Owners, s)
 	if err != nil {
 		out.Result = Failed
 		out.Reason = fmt.Sprintf("no sidecar injected from OpenTelemetryCollector %s: %v", out.Collector, err)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // collectorFromYAML decodes an OpenTelemetryCollector manifest.
@@ -482,7 +483,7 @@ func TestLabelValue(t *testing.T) {
 func TestContainerPortsAndProbe(t *testing.T) {
 	t.Parallel()
 	c := collectorFromYAML(t, fullCollector)
-	container, err := Container(c, "shop", nil, settings(false))
+	container, err := Container(c, "shop", nil, nil, settings(false))
 	require.NoError(t, err)
 	var names []string
 	for _, p := range container.Ports {
@@ -491,8 +492,14 @@ func TestContainerPortsAndProbe(t *testing.T) {
 	// Only receivers in a pipeline; scrapers listen nowhere; sorted by name.
 	require.Equal(t, []string{"custom:7777/TCP", "health-check:13134/TCP", "metrics:8889/TCP", "otlp-grpc:14317/TCP", "otlp-http:4318/TCP", "prometheus:9464/TCP"}, names)
 	require.Equal(t, "/healthz", container.LivenessProbe.HTTPGet.Path)
-	require.Equal(t, int32(13134), container.StartupProbe.HTTPGet.Port.IntVal)
+	// No startupProbe in the spec: a plain sidecar has none, a native one
+	// starts once ready, as upstream.
+	require.Nil(t, container.StartupProbe)
 	require.Nil(t, container.RestartPolicy)
+	native, err := Container(c, "shop", nil, nil, settings(true))
+	require.NoError(t, err)
+	require.Equal(t, native.ReadinessProbe, native.StartupProbe)
+	require.Equal(t, int32(13134), native.StartupProbe.HTTPGet.Port.IntVal)
 	require.Equal(t, resource.MustParse("256Mi"), container.Resources.Limits[corev1.ResourceMemory])
 }
 
@@ -512,14 +519,17 @@ func TestContainerPortsMerge(t *testing.T) {
 		{name: "same number drops the inferred port", user: []v1beta1.PortsSpec{port("grpc", 14250, "")}, want: []string{"grpc:14250/TCP", "metrics:8888/TCP"}},
 		{name: "same number, other protocol keeps it", user: []v1beta1.PortsSpec{port("grpc-udp", 14250, corev1.ProtocolUDP)}, want: []string{"grpc-udp:14250/UDP", "jaeger-grpc:14250/TCP", "metrics:8888/TCP"}},
 		{name: "same name renames the inferred port", user: []v1beta1.PortsSpec{port("jaeger-grpc", 9999, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:9999/TCP", "metrics:8888/TCP", "port-14250:14250/TCP"}},
-		{name: "fallback name taken drops it", user: []v1beta1.PortsSpec{port("metrics", 9000, corev1.ProtocolTCP), port("port-8888", 9001, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:14250/TCP", "metrics:9000/TCP", "port-8888:9001/TCP"}},
+		// The metrics port keeps its name, which the PodMonitor scrapes: a
+		// user port of that name is renamed (the workload modes refuse it).
+		{name: "the metrics name is the metrics port's", user: []v1beta1.PortsSpec{port("metrics", 9000, corev1.ProtocolTCP), port("port-8888", 9001, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:14250/TCP", "metrics:8888/TCP", "port-8888:9001/TCP", "port-9000:9000/TCP"}},
+		{name: "fallback name taken drops it", user: []v1beta1.PortsSpec{port("jaeger-grpc", 9000, corev1.ProtocolTCP), port("port-14250", 9001, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:9000/TCP", "metrics:8888/TCP", "port-14250:9001/TCP"}},
 		{name: "a repeated user name is renamed", user: []v1beta1.PortsSpec{port("app", 7000, corev1.ProtocolTCP), port("app", 7001, corev1.ProtocolTCP)}, want: []string{"app:7000/TCP", "jaeger-grpc:14250/TCP", "metrics:8888/TCP", "port-7001:7001/TCP"}},
 		{name: "a renamed user port keeps its name from an inferred one", user: []v1beta1.PortsSpec{port("x", 7000, corev1.ProtocolTCP), port("x", 14251, corev1.ProtocolTCP), port("jaeger-grpc", 7002, corev1.ProtocolTCP)}, want: []string{"jaeger-grpc:7002/TCP", "metrics:8888/TCP", "port-14250:14250/TCP", "port-14251:14251/TCP", "x:7000/TCP"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got []string
-			for _, p := range containerPorts(cfg, tc.user) {
+			for _, p := range container.ContainerPorts(cfg, tc.user) {
 				got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
 			}
 			require.Equal(t, tc.want, got)
@@ -536,7 +546,7 @@ func TestContainerPortsNoDuplicateNames(t *testing.T) {
 		{ServicePort: corev1.ServicePort{Name: "y", Port: 6831}},
 	}
 	var got []string
-	for _, p := range containerPorts(c.Spec.Config, user) {
+	for _, p := range container.ContainerPorts(c.Spec.Config, user) {
 		got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
 	}
 	// The user's second y became port-6831/TCP; the inferred port-6831/UDP
@@ -546,9 +556,9 @@ func TestContainerPortsNoDuplicateNames(t *testing.T) {
 
 func TestConfigMapVolume(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "configmap-example-config", configMapVolume("example-config"))
-	require.Equal(t, "configmap-app-settings", configMapVolume("app.settings"))
-	long := configMapVolume(strings.Repeat("a", 70))
+	require.Equal(t, "configmap-example-config", container.ConfigMapVolume("example-config"))
+	require.Equal(t, "configmap-app-settings", container.ConfigMapVolume("app.settings"))
+	long := container.ConfigMapVolume(strings.Repeat("a", 70))
 	require.Len(t, long, 63)
 	require.Equal(t, "configmap-"+strings.Repeat("a", 53), long)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/internal/manifests"
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // Names, keys and ports of the built objects, as in the upstream operator.
@@ -109,7 +110,7 @@ func Build(b *v1alpha1.OpAMPBridge, s Settings) (Bridge, error) {
 	out := Bridge{ConfigHash: hash, Image: image}
 	out.Objects = append(out.Objects, &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(ns, name, labels),
+		ObjectMeta: manifests.Meta(ns, name, labels),
 		Data:       map[string]string{ConfigKey: rendered},
 	})
 	sa := b.Spec.ServiceAccount
@@ -117,7 +118,7 @@ func Build(b *v1alpha1.OpAMPBridge, s Settings) (Bridge, error) {
 		sa = name
 		out.Objects = append(out.Objects, &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-			ObjectMeta: meta(ns, name, labels),
+			ObjectMeta: manifests.Meta(ns, name, labels),
 		})
 		if s.ClusterWide {
 			out.ClusterObjects = clusterRBAC(b, name)
@@ -169,26 +170,15 @@ func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
 	return string(y), nil
 }
 
-func meta(ns, name string, labels map[string]string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: maps.Clone(labels)}
-}
-
 func service(b *v1alpha1.OpAMPBridge, name string, labels, selector map[string]string) *corev1.Service {
-	ports := slices.Clone(b.Spec.Ports)
-	ports = append(ports, corev1.ServicePort{
+	ports := append(slices.Clone(b.Spec.Ports), corev1.ServicePort{
 		Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
 		TargetPort: intstr.FromInt32(opampPort),
 	})
-	return &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(b.Namespace, name, labels),
-		Spec: corev1.ServiceSpec{
-			Selector:       maps.Clone(selector),
-			Ports:          ports,
-			IPFamilies:     b.Spec.IPFamilies,
-			IPFamilyPolicy: b.Spec.IPFamilyPolicy,
-		},
-	}
+	svc := manifests.Service(b.Namespace, name, labels, selector, ports)
+	svc.Spec.IPFamilies = b.Spec.IPFamilies
+	svc.Spec.IPFamilyPolicy = b.Spec.IPFamilyPolicy
+	return svc
 }
 
 func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels, selector map[string]string, sa, hash string) *appsv1.Deployment {
@@ -216,9 +206,10 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 			Items:                []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}},
 		}},
 	}}, spec.Volumes...)
+	podSecurity, security := container.Contexts(spec.PodSecurityContext, spec.SecurityContext)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta(b.Namespace, name, labels),
+		ObjectMeta: manifests.Meta(b.Namespace, name, labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(spec.Replicas, 1)),
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
@@ -244,12 +235,12 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 						VolumeMounts:    mounts,
 						LivenessProbe:   probe,
 						ReadinessProbe:  probe.DeepCopy(),
-						SecurityContext: containerSecurityContext(spec.SecurityContext),
+						SecurityContext: security,
 					}},
 					Volumes:                   volumes,
-					SecurityContext:           podSecurityContext(spec.PodSecurityContext),
+					SecurityContext:           podSecurity,
 					HostNetwork:               spec.HostNetwork,
-					DNSPolicy:                 dnsPolicy(spec.HostNetwork, spec.PodDNSConfig),
+					DNSPolicy:                 manifests.DNSPolicy(nil, spec.HostNetwork, spec.PodDNSConfig),
 					DNSConfig:                 spec.PodDNSConfig,
 					NodeSelector:              spec.NodeSelector,
 					Tolerations:               spec.Tolerations,
@@ -266,74 +257,11 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 // only when the user has not set it: the namespace, and GOMEMLIMIT and
 // GOMAXPROCS from the container's limits.
 func env(user []corev1.EnvVar) []corev1.EnvVar {
-	out := slices.Clone(user)
-	has := func(name string) bool {
-		return slices.ContainsFunc(out, func(e corev1.EnvVar) bool { return e.Name == name })
-	}
-	if !has(namespaceEnv) {
-		out = append(out, corev1.EnvVar{Name: namespaceEnv, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
-		}})
-	}
-	for _, r := range [...]struct{ name, resource string }{{"GOMEMLIMIT", "limits.memory"}, {"GOMAXPROCS", "limits.cpu"}} {
-		if !has(r.name) {
-			out = append(out, corev1.EnvVar{Name: r.name, ValueFrom: &corev1.EnvVarSource{
-				ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: Container, Resource: r.resource},
-			}})
-		}
-	}
-	return out
-}
-
-func dnsPolicy(hostNetwork bool, cfg *corev1.PodDNSConfig) corev1.DNSPolicy {
-	switch {
-	case cfg != nil && len(cfg.Nameservers) > 0:
-		return corev1.DNSNone
-	case hostNetwork:
-		return corev1.DNSClusterFirstWithHostNet
-	}
-	return corev1.DNSClusterFirst
-}
-
-// containerSecurityContext is the user's security context with the unset
-// fields of the restricted Pod Security Standard filled in.
-func containerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
-	sc := user.DeepCopy()
-	if sc == nil {
-		sc = &corev1.SecurityContext{}
-	}
-	if sc.AllowPrivilegeEscalation == nil {
-		sc.AllowPrivilegeEscalation = ptr.To(false)
-	}
-	if sc.Capabilities == nil {
-		sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
-	}
-	if sc.ReadOnlyRootFilesystem == nil {
-		sc.ReadOnlyRootFilesystem = ptr.To(true)
-	}
-	if sc.RunAsNonRoot == nil {
-		sc.RunAsNonRoot = ptr.To(true)
-	}
-	if sc.SeccompProfile == nil {
-		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	}
-	return sc
-}
-
-// podSecurityContext is the user's pod security context with the unset
-// fields of the restricted Pod Security Standard filled in.
-func podSecurityContext(user *corev1.PodSecurityContext) *corev1.PodSecurityContext {
-	sc := user.DeepCopy()
-	if sc == nil {
-		sc = &corev1.PodSecurityContext{}
-	}
-	if sc.RunAsNonRoot == nil {
-		sc.RunAsNonRoot = ptr.To(true)
-	}
-	if sc.SeccompProfile == nil {
-		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	}
-	return sc
+	return container.AppendUnset(slices.Clone(user),
+		container.FieldEnv(namespaceEnv, "metadata.namespace"),
+		container.LimitEnv("GOMEMLIMIT", Container, "limits.memory"),
+		container.LimitEnv("GOMAXPROCS", Container, "limits.cpu"),
+	)
 }
 
 // Rules are what the bridge does with the API: it watches the labelled
@@ -363,12 +291,12 @@ func namespacedRBAC(b *v1alpha1.OpAMPBridge, name string, labels map[string]stri
 	return []client.Object{
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-			ObjectMeta: meta(ns, name, labels),
+			ObjectMeta: manifests.Meta(ns, name, labels),
 			Rules:      Rules(restarts(b)),
 		},
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: meta(ns, name, labels),
+			ObjectMeta: manifests.Meta(ns, name, labels),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
 		},
