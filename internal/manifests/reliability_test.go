@@ -312,3 +312,17 @@ func TestAllocatorGrants(t *testing.T) {
 	}
 	require.ErrorIs(t, fmt.Errorf("x: %w", manifests.ErrGrantNotAllowed), manifests.ErrGrantNotAllowed)
 }
+
+// TestRootCollectorIsAdmissible: a collector container running as user 0
+// (hostmetrics of the host's files) got runAsNonRoot: true on its pod from
+// the old policy, inherited it, and the kubelet refused to start it.
+func TestRootCollectorIsAdmissible(t *testing.T) {
+	t.Parallel()
+	doc := strings.Replace(upstreamExample, "  mode: statefulset\n", "  mode: statefulset\n  securityContext:\n    runAsUser: 0\n", 1)
+	built, err := manifests.BuildCollector(decodeCollector(t, doc), settings, nil)
+	require.NoError(t, err)
+	pod, ctr := collectorContainer(t, built.Objects)
+	require.Nil(t, pod.SecurityContext.RunAsNonRoot)
+	require.Nil(t, ctr.SecurityContext.RunAsNonRoot)
+	require.Equal(t, int64(0), *ctr.SecurityContext.RunAsUser)
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
@@ -561,4 +562,16 @@ func TestConfigMapVolume(t *testing.T) {
 	long := container.ConfigMapVolume(strings.Repeat("a", 70))
 	require.Len(t, long, 63)
 	require.Equal(t, "configmap-"+strings.Repeat("a", 53), long)
+}
+
+// TestSidecarInRootPod: in an application pod running as user 0 the
+// sidecar gets no runAsNonRoot, which it would otherwise combine with the
+// inherited user 0 and the kubelet refuse to start (the old copy set it).
+func TestSidecarInRootPod(t *testing.T) {
+	t.Parallel()
+	c := collectorFromYAML(t, upstreamCollector)
+	ctr, err := Container(c, "shop", &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](0)}, nil, settings(false))
+	require.NoError(t, err)
+	require.Nil(t, ctr.SecurityContext.RunAsNonRoot)
+	require.False(t, *ctr.SecurityContext.AllowPrivilegeEscalation)
 }

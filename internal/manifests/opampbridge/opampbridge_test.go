@@ -206,3 +206,35 @@ func TestUserSecurityContextWins(t *testing.T) {
 	require.Equal(t, int64(1000), *pod.SecurityContext.RunAsUser)
 	require.True(t, *pod.SecurityContext.RunAsNonRoot)
 }
+
+// TestPrivilegedOrRootBridgeIsAdmissible: the old policy of the bridge added
+// allowPrivilegeEscalation: false to a privileged container, which the API
+// server refuses, and runAsNonRoot: true to a container running as user 0,
+// which the kubelet refuses to start. The shared policy leaves them out.
+func TestPrivilegedOrRootBridgeIsAdmissible(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, sc string }{
+		{"privileged", "  securityContext:\n    privileged: true\n"},
+		{"root", "  securityContext:\n    runAsUser: 0\n"},
+		{"root pod", "  podSecurityContext:\n    runAsUser: 0\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := opampbridge.Build(decode(t, UpstreamExample+tc.sc), settings)
+			require.NoError(t, err)
+			var pod corev1.PodSpec
+			for _, o := range out.Objects {
+				if d, ok := o.(*appsv1.Deployment); ok {
+					pod = d.Spec.Template.Spec
+				}
+			}
+			sc := pod.Containers[0].SecurityContext
+			if sc.Privileged != nil && *sc.Privileged {
+				require.Nil(t, sc.AllowPrivilegeEscalation)
+				return
+			}
+			require.Nil(t, sc.RunAsNonRoot)
+			require.Nil(t, pod.SecurityContext.RunAsNonRoot)
+		})
+	}
+}
