@@ -107,7 +107,8 @@ type OpAMPBridgeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self <= 1",message="replicas must not be greater than 1: two bridges would both apply every remote configuration"
 	Replicas *int32 `json:"replicas,omitempty"`
 	// securityContext of the bridge container; unset fields of the operator's
-	// restricted default are filled in.
+	// restricted default are filled in, but none that contradicts what is
+	// set (a privileged container, user 0).
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 	// podSecurityContext of the bridge pod; unset fields of the operator's

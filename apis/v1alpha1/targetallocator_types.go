@@ -137,13 +137,14 @@ type TargetAllocatorSpec struct {
 	// +optional
 	Mtls *v1beta1.TargetAllocatorMTLS `json:"mtls,omitempty"`
 
-	// securityContext of the allocator container. When unset, the operator
-	// sets a restricted one; when set, it is used as given.
+	// securityContext of the allocator container. The operator fills the
+	// fields left unset with the restricted Pod Security Standard's, but none
+	// that contradicts what is set.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-	// podSecurityContext of the allocator pods. When unset, the operator sets
-	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is
-	// used as given.
+	// podSecurityContext of the allocator pods. The operator fills in
+	// runAsNonRoot (unless a user 0 is set) and the RuntimeDefault seccomp
+	// profile where unset.
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// ipFamilies are the IP families of the allocator Service, as upstream.

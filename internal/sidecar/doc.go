@@ -31,9 +31,15 @@
 //     or a volumeMount naming no volume, is reported (result pod-conflict)
 //     and nothing injected; upstream appends them and the API server refuses
 //     the pod.
-//   - Without spec.securityContext the container gets the restricted one of
-//     the Pod Security Standards, as the operator's other collectors, so that
-//     injection does not make a pod fail a restricted namespace.
+//   - The container's security context is the operator's one policy
+//     (package container): spec.securityContext with the unset fields of the
+//     restricted Pod Security Standard filled in, as the operator's other
+//     collectors, so that injection does not make a pod fail a restricted
+//     namespace; none that contradicts the pod's (an application pod running
+//     as user 0 gets no runAsNonRoot).
+//   - Ports, probes, env and mounts come from the builder the workload modes
+//     use too (package container), so a spec gives the same container in
+//     every mode.
 //   - OTEL_RESOURCE_ATTRIBUTES names every owner the caller resolved
 //     (StatefulSet, DaemonSet, Job, CronJob too, as upstream's
 //     instrumentation does); upstream's sidecar names only the ReplicaSet and
