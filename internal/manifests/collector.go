@@ -103,7 +103,7 @@ func AllocatorMTLS(c *v1beta1.OpenTelemetryCollector, referenced *v1alpha1.Targe
 }
 
 func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced *v1alpha1.TargetAllocator) (Collector, error) {
-	ns, instance, mode := c.Namespace, c.Name, ModeOf(c)
+	ns, instance := c.Namespace, c.Name
 	var taName string
 	var owned bool
 	if c.Spec.TargetAllocator.Enabled {
@@ -125,7 +125,6 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	labels := Labels(ns, instance, ComponentCollector, name)
 	selector := SelectorLabels(ns, instance, ComponentCollector)
 	ports, err := servicePorts(c.Spec.Ports, c.Spec.Config)
-	metrics := container.MetricsPort(c.Spec.Config)
 	if err != nil {
 		return Collector{}, err
 	}
@@ -147,6 +146,44 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 		})
 	}
 
+	out.Objects = append(out.Objects, collectorServices(c, labels, selector, ports)...)
+
+	tmpl, err := podTemplate(c, s, labels, sa, cm.Name, hash)
+	if err != nil {
+		return Collector{}, err
+	}
+	if mtls.IsEnabled() {
+		pod := &tmpl.Spec
+		pod.Volumes = append(pod.Volumes, tlsVolume(collectorTLSVolume, mtls, ClientCertificateName(taName), clientCert))
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, tlsMount(collectorTLSVolume))
+	}
+	out.Objects = append(out.Objects, workloadObjects(c, name, labels, selector, tmpl)...)
+	if np := networkPolicy(c, selector, tmpl.Spec.Containers[0].Ports); np != nil {
+		out.Objects = append(out.Objects, np)
+	}
+	exporters := container.ExporterPorts(c.Spec.Config)
+	if ing := ingress(c, ports, exporters); ing != nil {
+		out.Objects = append(out.Objects, ing)
+	}
+	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, exporters))...)
+
+	if owned {
+		ta, err := ownedTargetAllocator(c)
+		if err != nil {
+			return Collector{}, err
+		}
+		out.Objects = append(out.Objects, ta)
+	}
+	out.TargetAllocator = taName
+	return out, nil
+}
+
+// collectorServices are the headless, monitoring and (with ports) base
+// Services of the collector pods.
+func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[string]string, ports []servicePort) []client.Object {
+	ns, instance, mode := c.Namespace, c.Name, ModeOf(c)
+	metrics := container.MetricsPort(c.Spec.Config)
+	var objs []client.Object
 	// A DaemonSet's collector serves its own node: node-local traffic stays
 	// on the node, as upstream.
 	var local *corev1.ServiceInternalTrafficPolicy
@@ -167,57 +204,38 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	// before they are ready.
 	headless.Spec.PublishNotReadyAddresses = mode == v1beta1.ModeStatefulSet
 	headless.Spec.InternalTrafficPolicy = local
-	out.Objects = append(out.Objects, headless)
-	out.Objects = append(out.Objects, addressed(Service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
+	objs = append(objs, headless)
+	objs = append(objs, addressed(Service(ns, MonitoringService(instance), serviceLabels(labels, ServiceTypeMonitoring), selector, []corev1.ServicePort{{
 		Name: "monitoring", Port: metrics, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(metrics),
 	}})))
 	if len(ports) > 0 {
 		base := addressed(Service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
 		base.Spec.InternalTrafficPolicy = local
-		out.Objects = append(out.Objects, base)
+		objs = append(objs, base)
 	}
+	return objs
+}
 
-	tmpl, err := podTemplate(c, s, labels, sa, cm.Name, hash)
-	if err != nil {
-		return Collector{}, err
-	}
-	if mtls.IsEnabled() {
-		pod := &tmpl.Spec
-		pod.Volumes = append(pod.Volumes, tlsVolume(collectorTLSVolume, mtls, ClientCertificateName(taName), clientCert))
-		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, tlsMount(collectorTLSVolume))
-	}
+// workloadObjects are the workload of the collector's mode, its
+// PodDisruptionBudget (but for a DaemonSet) and autoscaler.
+func workloadObjects(c *v1beta1.OpenTelemetryCollector, name string, labels, selector map[string]string, tmpl corev1.PodTemplateSpec) []client.Object {
+	ns, mode := c.Namespace, ModeOf(c)
+	var objs []client.Object
 	switch mode {
 	case v1beta1.ModeStatefulSet:
-		out.Objects = append(out.Objects, collectorStatefulSet(c, name, labels, selector, tmpl))
+		objs = append(objs, collectorStatefulSet(c, name, labels, selector, tmpl))
 	case v1beta1.ModeDeployment:
-		out.Objects = append(out.Objects, collectorDeployment(c, name, labels, selector, tmpl))
+		objs = append(objs, collectorDeployment(c, name, labels, selector, tmpl))
 	case v1beta1.ModeDaemonSet:
-		out.Objects = append(out.Objects, collectorDaemonSet(c, name, labels, selector, tmpl))
+		objs = append(objs, collectorDaemonSet(c, name, labels, selector, tmpl))
 	}
 	if mode != v1beta1.ModeDaemonSet {
-		out.Objects = append(out.Objects, pdb(ns, name, labels, selector, c.Spec.PodDisruptionBudget))
+		objs = append(objs, pdb(ns, name, labels, selector, c.Spec.PodDisruptionBudget))
 	}
 	if hpa := autoscaler(c, name, labels); hpa != nil {
-		out.Objects = append(out.Objects, hpa)
+		objs = append(objs, hpa)
 	}
-	if np := networkPolicy(c, selector, tmpl.Spec.Containers[0].Ports); np != nil {
-		out.Objects = append(out.Objects, np)
-	}
-	exporters := container.ExporterPorts(c.Spec.Config)
-	if ing := ingress(c, ports, exporters); ing != nil {
-		out.Objects = append(out.Objects, ing)
-	}
-	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, exporters))...)
-
-	if owned {
-		ta, err := ownedTargetAllocator(c)
-		if err != nil {
-			return Collector{}, err
-		}
-		out.Objects = append(out.Objects, ta)
-	}
-	out.TargetAllocator = taName
-	return out, nil
+	return objs
 }
 
 // sidecarCollector is mode sidecar: the pod webhook injects the collector

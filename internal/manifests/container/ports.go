@@ -237,11 +237,12 @@ func byNumber(a, b corev1.ServicePort) int {
 	return strings.Compare(string(a.Protocol), string(b.Protocol))
 }
 
-// ReceiverPorts are the ports of the receivers used in a pipeline, sorted by
-// number, with upstream's names.
-func ReceiverPorts(cfg v1beta1.Config) []corev1.ServicePort {
+// sorted collects the ports of the kinds of components, sorted by number.
+func sorted(cfg v1beta1.Config, kinds ...func(*ports, v1beta1.Config)) []corev1.ServicePort {
 	var ps ports
-	ps.receivers(cfg)
+	for _, add := range kinds {
+		add(&ps, cfg)
+	}
 	slices.SortFunc(ps, byNumber)
 	return ps
 }
@@ -249,21 +250,14 @@ func ReceiverPorts(cfg v1beta1.Config) []corev1.ServicePort {
 // ExporterPorts are the ports of the prometheus exporters used in a
 // pipeline, sorted by number.
 func ExporterPorts(cfg v1beta1.Config) []corev1.ServicePort {
-	var ps ports
-	ps.exporters(cfg)
-	slices.SortFunc(ps, byNumber)
-	return ps
+	return sorted(cfg, (*ports).exporters)
 }
 
 // ServicePorts are the ports of the receivers, then the exporters, in use:
 // one per number and protocol (a receiver's first), unique names, sorted by
 // number. They are the collector Services' inferred ports.
 func ServicePorts(cfg v1beta1.Config) []corev1.ServicePort {
-	var ps ports
-	ps.receivers(cfg)
-	ps.exporters(cfg)
-	slices.SortFunc(ps, byNumber)
-	return ps
+	return sorted(cfg, (*ports).receivers, (*ports).exporters)
 }
 
 // listening are ServicePorts and the health_check extension's port: every
