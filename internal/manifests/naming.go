@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
 // Label keys and values on every object the operator builds.
@@ -36,11 +38,10 @@ const (
 
 // Container, file and port constants of the built workloads.
 const (
-	CollectorContainer       = "otc-container"
+	CollectorContainer       = container.Name
 	CollectorConfigKey       = "collector.yaml"
 	collectorConfigVolume    = "otc-internal"
-	collectorConfigDir       = "/conf"
-	CollectorMonitoringPort  = 8888
+	CollectorMonitoringPort  = container.DefaultMetricsPort
 	TargetAllocatorContainer = "ta-container"
 	TargetAllocatorConfigKey = "targetallocator.yaml"
 	targetAllocatorConfigDir = "/conf"
