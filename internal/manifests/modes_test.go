@@ -305,3 +305,30 @@ func TestIngressPorts(t *testing.T) {
 	}
 	require.Equal(t, []string{"/custom", "/otlp-grpc", "/otlp-http"}, paths, "receiver ports and the user's; not prometheus-dev or prometheus-prod")
 }
+
+// TestDNSPolicy: upstream's precedence, explicit, then nameservers (over the
+// host network: the collector copy had them the other way round), then the
+// host network; the API server's default otherwise.
+func TestDNSPolicy(t *testing.T) {
+	t.Parallel()
+	dns := &corev1.PodDNSConfig{Nameservers: []string{"10.0.0.10"}}
+	explicit := ptr.To(corev1.DNSDefault)
+	for _, tc := range []struct {
+		name        string
+		explicit    *corev1.DNSPolicy
+		hostNetwork bool
+		cfg         *corev1.PodDNSConfig
+		want        corev1.DNSPolicy
+	}{
+		{"default", nil, false, nil, ""},
+		{"host network", nil, true, nil, corev1.DNSClusterFirstWithHostNet},
+		{"nameservers", nil, false, dns, corev1.DNSNone},
+		{"nameservers over host network", nil, true, dns, corev1.DNSNone},
+		{"explicit", explicit, true, dns, corev1.DNSDefault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, manifests.DNSPolicy(tc.explicit, tc.hostNetwork, tc.cfg))
+		})
+	}
+}

@@ -206,7 +206,7 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 			Items:                []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}},
 		}},
 	}}, spec.Volumes...)
-	podSecurity, security := container.Contexts(spec.PodSecurityContext, spec.SecurityContext)
+	podSecurity, security := container.Contexts(spec.PodSecurityContext, bridgeSecurityContext(spec.SecurityContext))
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: manifests.Meta(b.Namespace, name, labels),
@@ -262,6 +262,21 @@ func env(user []corev1.EnvVar) []corev1.EnvVar {
 		container.LimitEnv("GOMEMLIMIT", Container, "limits.memory"),
 		container.LimitEnv("GOMAXPROCS", Container, "limits.cpu"),
 	)
+}
+
+// bridgeSecurityContext is the user's security context with a read-only
+// root filesystem unless the user says otherwise: a property of the bridge
+// image (this repository's binary writes no files), not of the policy, which
+// container.Contexts then applies.
+func bridgeSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
+	sc := user.DeepCopy()
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	if sc.ReadOnlyRootFilesystem == nil {
+		sc.ReadOnlyRootFilesystem = ptr.To(true)
+	}
+	return sc
 }
 
 // Rules are what the bridge does with the API: it watches the labelled
