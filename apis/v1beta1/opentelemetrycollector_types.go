@@ -148,16 +148,14 @@ type OpenTelemetryCollectorSpec struct {
 	// targetAllocator configures the target allocator.
 	// +optional
 	TargetAllocator TargetAllocatorEmbedded `json:"targetAllocator,omitempty"`
-	// securityContext of the collector container. The operator fills the
-	// fields left unset with the restricted Pod Security Standard's (no
-	// privilege escalation, every capability dropped, non-root, the
-	// RuntimeDefault seccomp profile), but none that contradicts what is set
-	// (a privileged container, user 0).
+	// securityContext of the collector container. When unset, the operator
+	// sets a restricted one (no privilege escalation, every capability
+	// dropped, non-root); when set, it is used as given.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-	// podSecurityContext of the collector pods. The operator fills in
-	// runAsNonRoot (unless the pod or the collector container runs as user 0)
-	// and the RuntimeDefault seccomp profile where unset.
+	// podSecurityContext of the collector pods. When unset, the operator sets
+	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is used
+	// as given.
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 

@@ -174,14 +174,13 @@ type TargetAllocatorEmbedded struct {
 	// +kubebuilder:validation:Format:=duration
 	CollectorTargetReloadInterval *metav1.Duration `json:"collectorTargetReloadInterval,omitempty"`
 
-	// securityContext of the allocator container. The operator fills the
-	// fields left unset with the restricted Pod Security Standard's, but none
-	// that contradicts what is set.
+	// securityContext of the allocator container. When unset, the operator
+	// sets a restricted one; when set, it is used as given.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-	// podSecurityContext of the allocator pods. The operator fills in
-	// runAsNonRoot (unless a user 0 is set) and the RuntimeDefault seccomp
-	// profile where unset.
+	// podSecurityContext of the allocator pods. When unset, the operator sets
+	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is
+	// used as given.
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
