@@ -180,7 +180,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 
 // collectorServices are the headless, monitoring and (with ports) base
 // Services of the collector pods.
-func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[string]string, ports []servicePort) []client.Object {
+func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[string]string, ports []corev1.ServicePort) []client.Object {
 	ns, instance, mode := c.Namespace, c.Name, ModeOf(c)
 	metrics := container.MetricsPort(c.Spec.Config)
 	var objs []client.Object
@@ -198,7 +198,7 @@ func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[s
 		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
 		return svc
 	}
-	headless := addressed(Service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, servicePortsOnly(ports)))
+	headless := addressed(Service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, ports))
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	// The governing Service of a StatefulSet publishes its pods' DNS names
 	// before they are ready.
@@ -209,7 +209,7 @@ func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[s
 		Name: "monitoring", Port: metrics, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(metrics),
 	}})))
 	if len(ports) > 0 {
-		base := addressed(Service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, servicePortsOnly(ports)))
+		base := addressed(Service(ns, CollectorService(instance), serviceLabels(labels, ServiceTypeBase), selector, ports))
 		base.Spec.InternalTrafficPolicy = local
 		objs = append(objs, base)
 	}

@@ -19,7 +19,7 @@ func IngressName(instance string) string { return dnsName(instance, "-ingress") 
 // it routes to the receiver ports of the base Service (ports, the user's
 // first, then the inferred ones), not to its exporter ports, as upstream.
 // Without receiver ports there is no Ingress (nor base Service).
-func ingress(c *v1beta1.OpenTelemetryCollector, ports []servicePort, exporters []corev1.ServicePort) *networkingv1.Ingress {
+func ingress(c *v1beta1.OpenTelemetryCollector, ports []corev1.ServicePort, exporters []corev1.ServicePort) *networkingv1.Ingress {
 	spec := c.Spec.Ingress
 	if spec == nil || spec.Type != v1beta1.IngressTypeIngress {
 		return nil

@@ -126,7 +126,7 @@ func stringMap(m map[string]string) map[string]any {
 
 // exporterPortNames are the names, in ports (the base Service's), of the
 // exporter ports.
-func exporterPortNames(ports []servicePort, exporters []corev1.ServicePort) []string {
+func exporterPortNames(ports []corev1.ServicePort, exporters []corev1.ServicePort) []string {
 	var out []string
 	for _, p := range ports {
 		if slices.ContainsFunc(exporters, func(e corev1.ServicePort) bool { return e.Port == p.Port }) {

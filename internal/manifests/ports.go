@@ -13,13 +13,6 @@ import (
 // metricsPortName is the container port of the collector's own metrics.
 const metricsPortName = container.MetricsPortName
 
-// servicePort is a port of the collector Services and container: a Service
-// port and, for the user's ports, the node port to bind.
-type servicePort struct {
-	corev1.ServicePort
-	hostPort int32
-}
-
 // ErrInvalidPorts is a spec.ports list the builders cannot use.
 var ErrInvalidPorts = errors.New("invalid ports")
 
@@ -27,10 +20,10 @@ var ErrInvalidPorts = errors.New("invalid ports")
 // ones, as upstream: an inferred port the user already declares (same number
 // and protocol) is dropped; one whose name the user took is renamed
 // port-<number>, and dropped if that name is taken too.
-func servicePorts(user []v1beta1.PortsSpec, cfg v1beta1.Config) ([]servicePort, error) {
+func servicePorts(user []v1beta1.PortsSpec, cfg v1beta1.Config) ([]corev1.ServicePort, error) {
 	inferred := container.ServicePorts(cfg)
 	metrics := container.MetricsPort(cfg)
-	out := make([]servicePort, 0, len(user)+len(inferred))
+	out := make([]corev1.ServicePort, 0, len(user)+len(inferred))
 	names := map[string]bool{}
 	numbers := map[string]bool{}
 	key := func(p corev1.ServicePort) string {
@@ -49,7 +42,7 @@ func servicePorts(user []v1beta1.PortsSpec, cfg v1beta1.Config) ([]servicePort, 
 		}
 		names[p.Name] = true
 		numbers[key(p.ServicePort)] = true
-		out = append(out, servicePort{ServicePort: *p.ServicePort.DeepCopy(), hostPort: p.HostPort})
+		out = append(out, *p.ServicePort.DeepCopy())
 	}
 	for _, p := range inferred {
 		if numbers[key(p)] {
@@ -63,16 +56,7 @@ func servicePorts(user []v1beta1.PortsSpec, cfg v1beta1.Config) ([]servicePort, 
 		}
 		names[p.Name] = true
 		numbers[key(p)] = true
-		out = append(out, servicePort{ServicePort: p})
+		out = append(out, p)
 	}
 	return out, nil
-}
-
-// servicePortsOnly are the Service ports of ports.
-func servicePortsOnly(ports []servicePort) []corev1.ServicePort {
-	out := make([]corev1.ServicePort, len(ports))
-	for i, p := range ports {
-		out[i] = p.ServicePort
-	}
-	return out
 }

@@ -131,7 +131,7 @@ func env(spec *v1beta1.OpenTelemetryCollectorSpec, o Options) []corev1.EnvVar {
 		LimitEnv("GOMEMLIMIT", Name, "limits.memory"),
 		LimitEnv("GOMAXPROCS", Name, "limits.cpu"),
 	}
-	if Enabled(spec.Config, "kubeletstats") {
+	if usesReceiver(spec.Config, "kubeletstats") {
 		inferred = append(inferred, FieldEnv("K8S_NODE_NAME", "spec.nodeName"))
 	}
 	out = AppendUnset(out, inferred...)

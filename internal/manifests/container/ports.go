@@ -131,8 +131,8 @@ func enabled(cfg v1beta1.Config, kind string) []string {
 	return out
 }
 
-// Enabled reports whether a pipeline uses a receiver of type typ.
-func Enabled(cfg v1beta1.Config, typ string) bool {
+// usesReceiver reports whether a pipeline uses a receiver of type typ.
+func usesReceiver(cfg v1beta1.Config, typ string) bool {
 	return slices.ContainsFunc(enabled(cfg, "receivers"), func(id string) bool { return componentType(id) == typ })
 }
 
