@@ -148,14 +148,15 @@ type OpenTelemetryCollectorSpec struct {
 	// targetAllocator configures the target allocator.
 	// +optional
 	TargetAllocator TargetAllocatorEmbedded `json:"targetAllocator,omitempty"`
-	// securityContext of the collector container. When unset, the operator
-	// sets a restricted one (no privilege escalation, every capability
-	// dropped, non-root); when set, it is used as given.
+	// securityContext of the collector container. The operator fills the
+	// fields left unset with the restricted Pod Security Standard's (no
+	// privilege escalation, every capability dropped, non-root), but none
+	// that contradicts what is set.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-	// podSecurityContext of the collector pods. When unset, the operator sets
-	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is used
-	// as given.
+	// podSecurityContext of the collector pods. The operator fills in
+	// runAsNonRoot and the RuntimeDefault seccomp profile where they are
+	// unset and do not contradict what is set (runAsUser 0).
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 

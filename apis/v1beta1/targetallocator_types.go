@@ -174,13 +174,14 @@ type TargetAllocatorEmbedded struct {
 	// +kubebuilder:validation:Format:=duration
 	CollectorTargetReloadInterval *metav1.Duration `json:"collectorTargetReloadInterval,omitempty"`
 
-	// securityContext of the allocator container. When unset, the operator
-	// sets a restricted one; when set, it is used as given.
+	// securityContext of the allocator container. The operator fills the
+	// fields left unset with the restricted Pod Security Standard's, but none
+	// that contradicts what is set.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-	// podSecurityContext of the allocator pods. When unset, the operator sets
-	// runAsNonRoot and the RuntimeDefault seccomp profile; when set, it is
-	// used as given.
+	// podSecurityContext of the allocator pods. The operator fills in
+	// runAsNonRoot and the RuntimeDefault seccomp profile where they are
+	// unset and do not contradict what is set (runAsUser 0).
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// topologySpreadConstraints is not supported by shardwise: setting it is rejected.
