@@ -1,9 +1,9 @@
 package instrumentation
 
 import (
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shardwise/shardwise/internal/annotation"
 )
 
 // The pod (or namespace) annotations, as upstream.
@@ -33,22 +33,8 @@ func ContainersAnnotation(l Language) string {
 	return annotationPrefix + string(l) + "-container-names"
 }
 
-// annotationValue resolves an annotation between namespace and pod: the pod's
-// value wins unless it is "true" and the namespace names something other than
-// "false" (then the namespace's specific value wins), as upstream.
+// annotationValue resolves an annotation set on the namespace, the pod or
+// both (annotation.Effective).
 func annotationValue(ns, pod metav1.ObjectMeta, key string) string {
-	podValue := pod.Annotations[key]
-	nsValue := ns.Annotations[key]
-	switch {
-	case nsValue == "":
-		return podValue
-	case podValue == "":
-		return nsValue
-	case !strings.EqualFold(podValue, "true"):
-		return podValue
-	case strings.EqualFold(nsValue, "false"):
-		return podValue
-	default:
-		return nsValue
-	}
+	return annotation.Effective(ns.Annotations[key], pod.Annotations[key])
 }

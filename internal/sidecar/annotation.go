@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/annotation"
 	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
@@ -68,7 +69,7 @@ func (r Request) String() string { return fmt.Sprintf("%s=%q", Annotation, r.Val
 // collector (then the namespace's wins), as upstream's annotation.go; so a
 // pod's "false" overrides its namespace's "true".
 func Requested(ns metav1.ObjectMeta, pod *corev1.Pod) Request {
-	v := effectiveValue(ns.Annotations[Annotation], pod.Annotations[Annotation])
+	v := annotation.Effective(ns.Annotations[Annotation], pod.Annotations[Annotation])
 	switch {
 	case v == "":
 		return Request{}
@@ -81,21 +82,6 @@ func Requested(ns metav1.ObjectMeta, pod *corev1.Pod) Request {
 		return Request{Action: Inject, Value: v, Namespace: namespace, Name: name}
 	}
 	return Request{Action: Inject, Value: v, Namespace: ns.Name, Name: v}
-}
-
-func effectiveValue(nsValue, podValue string) string {
-	switch {
-	case nsValue == "":
-		return podValue
-	case podValue == "":
-		return nsValue
-	case !strings.EqualFold(podValue, "true"):
-		return podValue
-	case strings.EqualFold(nsValue, "false"):
-		return podValue
-	default:
-		return nsValue
-	}
 }
 
 // Errors of a request that resolves to no usable collector.
