@@ -109,24 +109,7 @@ func (j *injector) apacheConfig(c *corev1.Container, res map[string]string) stri
 	if spec.Version == "2.2" {
 		suffix = "22"
 	}
-	endpoint := j.inst.Spec.Exporter.Endpoint
-	if endpoint == "" {
-		endpoint = "http://localhost:4317/"
-	}
-	namespace := j.in.Namespace.Name
-	if namespace == "" {
-		namespace = "apache-httpd"
-	}
-	attrs := map[string]string{
-		"ApacheModuleEnabled":              "ON",
-		"ApacheModuleOtelSpanExporter":     "otlp",
-		"ApacheModuleOtelExporterEndpoint": endpoint,
-		"ApacheModuleServiceName":          j.serviceName(j.inst.Spec.Defaults.UseLabelsForResourceAttributes, res, c),
-		"ApacheModuleServiceNamespace":     namespace,
-		"ApacheModuleServiceInstanceId":    apacheInstancePlace,
-		"ApacheModuleResolveBackends":      "ON",
-		"ApacheModuleTraceAsError":         "ON",
-	}
+	attrs := j.moduleAttrs("ApacheModule", "apache-httpd", c, res)
 	for _, a := range spec.Attrs {
 		attrs[a.Name] = a.Value
 	}
@@ -170,4 +153,30 @@ func (j *injector) stageConfig(c *corev1.Container, confDir, confVolume, agentVo
 	c.VolumeMounts = append(c.VolumeMounts,
 		corev1.VolumeMount{Name: agentVolume, MountPath: apacheAgentDir},
 		corev1.VolumeMount{Name: confVolume, MountPath: confDir})
+}
+
+// moduleAttrs are the web server module's settings both Apache HTTPD's and
+// Nginx's OpenTelemetry modules take, under their own prefix
+// (ApacheModule..., NginxModule...), as upstream: the exporter endpoint
+// (default the local collector), the service name, its namespace (default
+// fallbackNamespace) and the instance id placeholder the attach script fills.
+func (j *injector) moduleAttrs(prefix, fallbackNamespace string, c *corev1.Container, res map[string]string) map[string]string {
+	endpoint := j.inst.Spec.Exporter.Endpoint
+	if endpoint == "" {
+		endpoint = "http://localhost:4317/"
+	}
+	namespace := j.in.Namespace.Name
+	if namespace == "" {
+		namespace = fallbackNamespace
+	}
+	return map[string]string{
+		prefix + "Enabled":              "ON",
+		prefix + "OtelSpanExporter":     "otlp",
+		prefix + "OtelExporterEndpoint": endpoint,
+		prefix + "ServiceName":          j.serviceName(j.inst.Spec.Defaults.UseLabelsForResourceAttributes, res, c),
+		prefix + "ServiceNamespace":     namespace,
+		prefix + "ServiceInstanceId":    apacheInstancePlace,
+		prefix + "ResolveBackends":      "ON",
+		prefix + "TraceAsError":         "ON",
+	}
 }

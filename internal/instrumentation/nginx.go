@@ -90,24 +90,7 @@ func (j *injector) nginx(names []string) (bool, string) {
 // nginxConfig is the module's settings, one directive per attribute (spec
 // attrs override ours).
 func (j *injector) nginxConfig(c *corev1.Container, res map[string]string) string {
-	endpoint := j.inst.Spec.Exporter.Endpoint
-	if endpoint == "" {
-		endpoint = "http://localhost:4317/"
-	}
-	namespace := j.in.Namespace.Name
-	if namespace == "" {
-		namespace = "nginx"
-	}
-	attrs := map[string]string{
-		"NginxModuleEnabled":              "ON",
-		"NginxModuleOtelSpanExporter":     "otlp",
-		"NginxModuleOtelExporterEndpoint": endpoint,
-		"NginxModuleServiceName":          j.serviceName(j.inst.Spec.Defaults.UseLabelsForResourceAttributes, res, c),
-		"NginxModuleServiceNamespace":     namespace,
-		"NginxModuleServiceInstanceId":    apacheInstancePlace,
-		"NginxModuleResolveBackends":      "ON",
-		"NginxModuleTraceAsError":         "ON",
-	}
+	attrs := j.moduleAttrs("NginxModule", "nginx", c, res)
 	for _, a := range j.inst.Spec.Nginx.Attrs {
 		attrs[a.Name] = a.Value
 	}
