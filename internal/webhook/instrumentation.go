@@ -38,10 +38,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Name: "shardwise_instrumentation_cross_namespace_refused_total",
 		Help: "Auto-instrumentation requests naming another namespace's Instrumentation that does not allow the pod's namespace, by language (counted as unresolved too).",
 	}, []string{"language"})}
-	for _, c := range []prometheus.Collector{m.injections, m.crossNamespaceRefused} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register instrumentation metrics: %w", err)
-		}
+	if err := registerAll(reg, m.injections, m.crossNamespaceRefused); err != nil {
+		return nil, fmt.Errorf("register instrumentation metrics: %w", err)
 	}
 	return m, nil
 }

@@ -35,10 +35,8 @@ func NewSidecarMetrics(reg prometheus.Registerer) (*SidecarMetrics, error) {
 		Name: "shardwise_sidecar_cross_namespace_refused_total",
 		Help: "Sidecar requests naming another namespace's collector that does not allow the pod's namespace (counted among the failed injections too).",
 	})}
-	for _, c := range []prometheus.Collector{m.injections, m.crossNamespaceRefused} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register sidecar metrics: %w", err)
-		}
+	if err := registerAll(reg, m.injections, m.crossNamespaceRefused); err != nil {
+		return nil, fmt.Errorf("register sidecar metrics: %w", err)
 	}
 	return m, nil
 }
