@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/shardwise/shardwise/internal/app"
+	"github.com/shardwise/shardwise/internal/allocator"
 	"github.com/shardwise/shardwise/internal/cli"
 	"github.com/shardwise/shardwise/internal/log"
 	"github.com/shardwise/shardwise/internal/memlimit"
@@ -30,7 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("allocator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config-file", "/conf/targetallocator.yaml", "The allocator config file (the keys of the OpenTelemetry Operator's targetallocator.yaml).")
-	var flags app.Flags
+	var flags allocator.Flags
 	fs.StringVar(&flags.ListenAddr, "listen-addr", "", "The address the HTTP API listens on; overrides listen_addr.")
 	fs.StringVar(&flags.KubeConfigPath, "kubeconfig-path", "", "A kubeconfig file; overrides kube_config_file_path (default: $KUBECONFIG, else in-cluster).")
 	fs.BoolVar(&flags.PrometheusCR, "enable-prometheus-cr-watcher", false, "Watch ServiceMonitors, PodMonitors, Probes and ScrapeConfigs; sets prometheus_cr.enabled.")
@@ -67,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	err := app.Run(ctx, app.Options{
+	err := allocator.Run(ctx, allocator.Options{
 		ConfigFile: *configFile,
 		Flags:      flags,
 		Logger:     logger,

@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
-	"github.com/shardwise/shardwise/internal/app"
+	"github.com/shardwise/shardwise/internal/allocator"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
 // TestInProcess runs the generated config and target files through the
-// allocator program in this process (app.Run, as cmd/allocator does) and
+// allocator program in this process (allocator.Run, as cmd/allocator does) and
 // drives it with the command's wait, load and consistency check for a second.
 func TestInProcess(t *testing.T) {
 	t.Parallel()
@@ -34,7 +34,7 @@ func TestInProcess(t *testing.T) {
 	errc := make(chan error, 1)
 	started := time.Now()
 	go func() {
-		errc <- app.Run(ctx, app.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
+		errc <- allocator.Run(ctx, allocator.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
 	}()
 	var base string
 	select {
@@ -74,7 +74,7 @@ func TestMaxRequests(t *testing.T) {
 	addr := make(chan string, 1)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- app.Run(ctx, app.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
+		errc <- allocator.Run(ctx, allocator.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
 	}()
 	base := "http://" + <-addr
 	o := options{targets: 500, jobs: 5, collectors: 2, duration: 10 * time.Second, workers: 2, maxRequests: 50, readyWait: time.Minute}

@@ -1,4 +1,4 @@
-// Package app is the allocator program: it loads and watches the config file,
+// Package allocator is the allocator program: it loads and watches the config file,
 // runs discovery, feeds the allocator, serves the result and keeps metrics.
 // cmd/allocator only parses flags and calls Run.
 //
@@ -7,4 +7,4 @@
 // applies both, so the allocator never sees concurrent writers. The server reads
 // the latest snapshot without waiting. A bad config reload is logged and
 // counted, and the last good config stays in force.
-package app
+package allocator

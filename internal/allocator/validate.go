@@ -1,4 +1,4 @@
-package app
+package allocator
 
 // ValidateConfig parses and validates the content of an allocator config
 // file (targetallocator.yaml) exactly as Run does at start, and returns the
