@@ -18,7 +18,8 @@ import (
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
-	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/discovery/relabel"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/server"
 )
 
@@ -35,7 +36,7 @@ var (
 )
 
 // pipeline is one fleet's input to the allocator program's data path:
-// target groups -> discovery.Filter -> allocation.Allocator -> server.
+// target groups -> relabel.Filter -> allocation.Allocator -> server.
 type pipeline struct {
 	fleet      *fleet.Fleet
 	configs    map[string]*promconfig.ScrapeConfig
@@ -50,7 +51,7 @@ type pair struct{ collector, job string }
 func newPipeline(tb testing.TB, targets, jobs, collectors int) *pipeline {
 	tb.Helper()
 	f := fleet.New(targets, jobs)
-	cfg, err := discovery.LoadPromConfig([]byte(f.ScrapeConfigs(fleet.KubernetesSD)))
+	cfg, err := allocatorconfig.LoadPromConfig([]byte(f.ScrapeConfigs(fleet.KubernetesSD)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (p *pipeline) ScrapeConfigs() (map[string]*promconfig.ScrapeConfig, bool) {
 
 // state is the pipeline's state after a pass.
 type state struct {
-	filter  *discovery.Filter
+	filter  *relabel.Filter
 	alloc   *allocation.Allocator
 	handler http.Handler
 }
@@ -127,7 +128,7 @@ func (s *stages) add(d *time.Duration, b *uint64) {
 // once and /scrape_configs once, as the collectors do on their first poll.
 func (p *pipeline) full(tb testing.TB, st *stages) *state {
 	st.mark()
-	f := discovery.NewFilter(discovery.FilterRelabelConfig)
+	f := relabel.NewFilter(allocatorconfig.FilterRelabelConfig)
 	f.ApplyConfig(p.configs)
 	changed := f.Process(p.groups)
 	st.add(&st.filter, &st.filterB)
@@ -241,7 +242,7 @@ func (s *stages) report(b *testing.B, n int) {
 // process: target groups as Kubernetes service discovery sends them (about
 // 40 meta labels per target, 100 ServiceMonitor jobs with
 // prometheus-operator's relabel_configs, 7% of targets dropped by them) ->
-// discovery.Filter (relabel, identity) -> allocation (consistent-hashing, 10
+// relabel.Filter (relabel, identity) -> allocation (consistent-hashing, 10
 // collectors) -> the server's serialized http_sd responses, every (collector,
 // job) requested once through the server's handler.
 //

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
@@ -48,7 +49,7 @@ func TestKubernetesSDSharesLabelStrings(t *testing.T) {
 		require.NoError(t, err)
 	}
 	m, _ := startManager(t, ManagerOptions{})
-	prom, err := LoadPromConfig(fmt.Appendf(nil, `
+	prom, err := allocatorconfig.LoadPromConfig(fmt.Appendf(nil, `
 scrape_configs:
   - job_name: pods
     kubernetes_sd_configs:

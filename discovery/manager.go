@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -14,9 +15,12 @@ import (
 	promdiscovery "github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
-	"github.com/prometheus/prometheus/model/relabel"
+	promrelabel "github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/discovery/internal/metrics"
+	"github.com/shardwise/shardwise/discovery/relabel"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 // Update is one change of the discovered state, sent on Manager.Updates.
@@ -44,7 +48,8 @@ type ManagerOptions struct {
 	// Metrics is where the Manager and Prometheus' service discovery report;
 	// nil registers on a private registry.
 	Metrics *Metrics
-	// FilterStrategy is FilterRelabelConfig (the default when empty) or FilterNone.
+	// FilterStrategy is allocatorconfig.FilterRelabelConfig (the default
+	// when empty) or allocatorconfig.FilterNone.
 	FilterStrategy string
 	// CoalesceInterval is the least time between two Updates: bursts of
 	// discovery changes within it become one Update. Zero means
@@ -80,29 +85,16 @@ const DefaultFirstSyncTimeout = 30 * time.Second
 
 // Source names of scrape configs.
 const (
-	SourceFile     = "file"
-	SourceOperator = "prometheus-operator"
+	SourceFile     = metrics.SourceFile
+	SourceOperator = metrics.SourceOperator
 )
+
+// DefaultCoalesceInterval is the default of ManagerOptions.CoalesceInterval.
+const DefaultCoalesceInterval = time.Second
 
 // Manager runs Prometheus service discovery for the union of file-configured
 // and prometheus-operator-generated jobs, applies the relabel filter, and
-// sends Updates.
-//
-// Contracts:
-//   - ApplyConfig and ApplyOperatorConfig may be called at any time, before or
-//     during Run, from any goroutine. On error they change nothing: the last
-//     good job set stays in use.
-//   - Run may be called once. It returns nil when ctx is done, after which
-//     the Updates channel is closed.
-//   - The first Update is sent once every service discovery provider of
-//     every job has delivered its initial targets (at once when there are no
-//     jobs; after FirstSyncTimeout with the late jobs in Update.Pending); it
-//     carries ScrapeConfigs and every job's targets. A job whose providers
-//     have not reported keeps its previous targets (a reload never turns it
-//     empty in between) or, when it has none, is listed in Update.Pending.
-//     Later Updates carry only what changed, at most one per
-//     CoalesceInterval. If the consumer is slow, pending changes are merged,
-//     never dropped.
+// sends Updates. Its contract is in the package documentation.
 type Manager struct {
 	log      *slog.Logger
 	metrics  *Metrics
@@ -124,7 +116,7 @@ type Manager struct {
 	labelUses    providerUses                        // labels each provider keeps
 	failed       *failedProviders                    // providers that could not be created
 
-	filter *Filter // owned by Run
+	filter *relabel.Filter // owned by Run
 }
 
 // NewManager returns a Manager; call Run to start it.
@@ -146,9 +138,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		opts.FirstSyncTimeout = DefaultFirstSyncTimeout
 	}
 	switch opts.FilterStrategy {
-	case "", FilterRelabelConfig, FilterNone:
+	case "", allocatorconfig.FilterRelabelConfig, allocatorconfig.FilterNone:
 	default:
-		return nil, fmt.Errorf("%w: filter_strategy: unknown strategy %q", ErrConfig, opts.FilterStrategy)
+		return nil, fmt.Errorf("%w: filter_strategy: unknown strategy %q", allocatorconfig.ErrConfig, opts.FilterStrategy)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sd := promdiscovery.NewManager(ctx, opts.Logger.With("component", "service-discovery"), opts.Metrics.reg, opts.Metrics.sd,
@@ -170,7 +162,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		jobs:         map[string]*promconfig.ScrapeConfig{},
 		providers:    map[string]promdiscovery.Configs{},
 		failed:       &failedProviders{},
-		filter:       NewFilter(opts.FilterStrategy),
+		filter:       relabel.NewFilter(opts.FilterStrategy),
 	}, nil
 }
 
@@ -194,16 +186,16 @@ func (m *Manager) ScrapeConfigs() map[string]*promconfig.ScrapeConfig {
 func (m *Manager) ApplyConfig(cfg *promconfig.Config) error {
 	jobs := map[string]*promconfig.ScrapeConfig{}
 	if cfg != nil {
-		setUTF8Validation()
+		allocatorconfig.EnsureUTF8Names()
 		scs, err := cfg.GetScrapeConfigs()
 		if err != nil {
 			m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
-			return fmt.Errorf("%w: config: %w", ErrConfig, err)
+			return fmt.Errorf("%w: config: %w", allocatorconfig.ErrConfig, err)
 		}
 		for _, sc := range scs {
 			if _, dup := jobs[sc.JobName]; dup {
 				m.metrics.configErrors.WithLabelValues(SourceFile).Inc()
-				return fmt.Errorf("%w: config: duplicate job %q", ErrConfig, sc.JobName)
+				return fmt.Errorf("%w: config: duplicate job %q", allocatorconfig.ErrConfig, sc.JobName)
 			}
 			jobs[sc.JobName] = sc
 		}
@@ -239,7 +231,7 @@ func (m *Manager) apply(source string, jobs map[string]*promconfig.ScrapeConfig)
 		union[name] = sc
 	}
 	providers := make(map[string]promdiscovery.Configs, len(union))
-	rules := make(map[string][]*relabel.Config, len(union))
+	rules := make(map[string][]*promrelabel.Config, len(union))
 	for name, sc := range union {
 		cfgs := sc.ServiceDiscoveryConfigs
 		if _, isOp := op[name]; isOp && m.opts.KubeConfigFile != "" {
@@ -516,4 +508,10 @@ func withKubeConfig(cfgs promdiscovery.Configs, path string) promdiscovery.Confi
 		}
 	}
 	return out
+}
+
+// sameScrapeConfig compares two scrape configs, secrets included (their YAML
+// form would hide them).
+func sameScrapeConfig(a, b *promconfig.ScrapeConfig) bool {
+	return a == b || reflect.DeepEqual(a, b)
 }

@@ -3,15 +3,19 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 // recvUpdate waits for the next Update, bounded.
@@ -89,7 +93,7 @@ func TestManagerPlainSD(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	cfg, err := LoadPromConfig(fmt.Appendf(nil, `
+	cfg, err := allocatorconfig.LoadPromConfig(fmt.Appendf(nil, `
 scrape_configs:
 - job_name: static
   static_configs:
@@ -125,7 +129,7 @@ scrape_configs:
 	// A file change: only the file job is reported.
 	writeFile(`[{"targets":["f1:9100"],"labels":{"env":"prod"}}]`)
 	u := recvUpdate(t, m.Updates())
-	require.Equal(t, []string{"file"}, keys(u.Targets))
+	require.Equal(t, []string{"file"}, slices.Collect(maps.Keys(u.Targets)))
 	require.Nil(t, u.ScrapeConfigs, "the job set did not change")
 	require.Len(t, u.Targets["file"], 1)
 	require.Equal(t, "prod", u.Targets["file"][0].Labels.Get("env"))
@@ -137,7 +141,7 @@ scrape_configs:
 	// A bad config changes nothing.
 	dup := *cfg
 	dup.ScrapeConfigs = append(dup.ScrapeConfigs, cfg.ScrapeConfigs[0])
-	require.ErrorIs(t, m.ApplyConfig(&dup), ErrConfig)
+	require.ErrorIs(t, m.ApplyConfig(&dup), allocatorconfig.ErrConfig)
 	require.Len(t, m.ScrapeConfigs(), 3)
 
 	// Removing a job reports it empty.
@@ -152,7 +156,7 @@ scrape_configs:
 
 func TestManagerUnion(t *testing.T) {
 	t.Parallel()
-	file, err := LoadPromConfig([]byte(`
+	file, err := allocatorconfig.LoadPromConfig([]byte(`
 scrape_configs:
 - job_name: shared
   static_configs: [{targets: ["file:1"]}]
@@ -160,7 +164,7 @@ scrape_configs:
   static_configs: [{targets: ["file:2"]}]
 `))
 	require.NoError(t, err)
-	op, err := LoadPromConfig([]byte(`
+	op, err := allocatorconfig.LoadPromConfig([]byte(`
 scrape_configs:
 - job_name: shared
   static_configs: [{targets: ["op:1"]}]
@@ -196,9 +200,9 @@ func TestManagerNoJobs(t *testing.T) {
 
 func TestManagerWaitsForOperatorConfig(t *testing.T) {
 	t.Parallel()
-	file, err := LoadPromConfig([]byte("scrape_configs:\n- job_name: f\n  static_configs: [{targets: [\"f:1\"]}]\n"))
+	file, err := allocatorconfig.LoadPromConfig([]byte("scrape_configs:\n- job_name: f\n  static_configs: [{targets: [\"f:1\"]}]\n"))
 	require.NoError(t, err)
-	op, err := LoadPromConfig([]byte("scrape_configs:\n- job_name: serviceMonitor/a/b/0\n  static_configs: [{targets: [\"o:1\"]}]\n"))
+	op, err := allocatorconfig.LoadPromConfig([]byte("scrape_configs:\n- job_name: serviceMonitor/a/b/0\n  static_configs: [{targets: [\"o:1\"]}]\n"))
 	require.NoError(t, err)
 	m, _ := startManager(t, ManagerOptions{WaitForOperatorConfig: true})
 	require.NoError(t, m.ApplyConfig(file))

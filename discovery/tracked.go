@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/prometheus/discovery/file"
 	"github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
+
+	"github.com/shardwise/shardwise/discovery/relabel"
 )
 
 // A job is served only once every provider (one per service discovery
@@ -44,14 +46,14 @@ const (
 // and its informers (100 ServiceMonitors of one namespace watch its pods,
 // Services and EndpointSlices once, not 100 times); failed is shared.
 //
-// use is the __meta_* labels the provider keeps (labeluse.go): those the
+// use is the __meta_* labels the provider keeps (provideruse.go): those the
 // jobs sharing it read. It is part of the identity, so a change of it
 // restarts the provider; Manager.apply only ever grows it while the config
 // is in use.
 type trackedConfig struct {
 	promdiscovery.Config
 	idx    int
-	use    labelUse
+	use    relabel.LabelUse
 	failed *failedProviders
 }
 
@@ -66,12 +68,12 @@ func (c trackedConfig) NewDiscoverer(o promdiscovery.DiscovererOptions) (promdis
 	c.failed.set(c.Config, c.idx, false)
 	_, k8s := c.Config.(*kubernetes.SDConfig)
 	_, f := c.Config.(*file.SDConfig)
-	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f, trim: newLabelTrimmer(c.use)}, nil
+	return &trackedDiscoverer{inner: d, idx: c.idx, marker: k8s || f, trim: relabel.NewTrimmer(c.use)}, nil
 }
 
 // trackConfigs wraps a job's service discovery configs; uses[i] is the
 // labels the provider of cfgs[i] keeps (labelUses).
-func trackConfigs(cfgs promdiscovery.Configs, uses []labelUse, failed *failedProviders) promdiscovery.Configs {
+func trackConfigs(cfgs promdiscovery.Configs, uses []relabel.LabelUse, failed *failedProviders) promdiscovery.Configs {
 	out := make(promdiscovery.Configs, len(cfgs))
 	for i, c := range cfgs {
 		out[i] = trackedConfig{Config: c, idx: i, use: uses[i], failed: failed}
@@ -116,8 +118,8 @@ func (f *failedProviders) has(cfg promdiscovery.Config, idx int) bool {
 type trackedDiscoverer struct {
 	inner  promdiscovery.Discoverer
 	idx    int
-	marker bool          // wait for targetgroup.SyncedSource rather than the first update
-	trim   *labelTrimmer // nil keeps every label
+	marker bool             // wait for targetgroup.SyncedSource rather than the first update
+	trim   *relabel.Trimmer // nil keeps every label
 }
 
 // Run implements promdiscovery.Discoverer.
@@ -150,7 +152,7 @@ func (d *trackedDiscoverer) Run(ctx context.Context, up chan<- []*targetgroup.Gr
 			}
 			isMarker := targetgroup.IsSyncedMarker(tgs)
 			if !isMarker {
-				tgs = d.trim.groups(tgs)
+				tgs = d.trim.Groups(tgs)
 			}
 			if !delivered && (!d.marker || isMarker) {
 				delivered = true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
@@ -21,7 +22,7 @@ func TestProvidersWithNothingReportPromptly(t *testing.T) {
 	cfg := testenv.Require(t, env)
 	dir := t.TempDir()
 	kubeconfig := testenv.WriteKubeconfig(t, cfg)
-	pc, err := LoadPromConfig(fmt.Appendf(nil, `
+	pc, err := allocatorconfig.LoadPromConfig(fmt.Appendf(nil, `
 scrape_configs:
 - job_name: empty-k8s
   kubernetes_sd_configs:
@@ -56,7 +57,7 @@ scrape_configs:
 // gets its targets and none waits.
 func TestJobsShareProviders(t *testing.T) {
 	t.Parallel()
-	pc, err := LoadPromConfig([]byte(`
+	pc, err := allocatorconfig.LoadPromConfig([]byte(`
 scrape_configs:
 - job_name: a
   static_configs: [{targets: ["x:1"]}]
@@ -79,7 +80,7 @@ scrape_configs:
 func TestFailedProviders(t *testing.T) {
 	t.Parallel()
 	var f failedProviders
-	pc, err := LoadPromConfig([]byte(`
+	pc, err := allocatorconfig.LoadPromConfig([]byte(`
 scrape_configs:
 - job_name: a
   static_configs: [{targets: ["x:1"]}]

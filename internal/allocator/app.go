@@ -24,6 +24,8 @@ import (
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/discovery/collector"
+	"github.com/shardwise/shardwise/discovery/operator"
 	"github.com/shardwise/shardwise/internal/clientgo"
 	"github.com/shardwise/shardwise/server"
 )
@@ -92,9 +94,9 @@ func Run(ctx context.Context, opts Options) error {
 	m.reloads.WithLabelValues("success").Inc()
 	m.reloadTimestamp.SetToCurrentTime()
 
-	dm, err := discovery.NewMetrics(opts.Registry)
+	dm, err := newDiscoveryMetrics(opts.Registry)
 	if err != nil {
-		return fmt.Errorf("discovery metrics: %w", err)
+		return err
 	}
 	//nolint:contextcheck // the manager owns its discovery context; Run(ctx) stops it
 	mgr, err := newDiscovery(opts, cfg, dm)
@@ -112,7 +114,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	collectors, operator, err := newKubernetesWatchers(log, cfg, dm, mgr)
+	collectors, crWatcher, err := newKubernetesWatchers(log, cfg, dm, mgr)
 	if err != nil {
 		return err
 	}
@@ -129,7 +131,7 @@ func Run(ctx context.Context, opts Options) error {
 		hb:      hb,
 		before:  opts.beforeStep,
 	}
-	return runComponents(ctx, opts, cfg.sum, mgr, srv, collectors, operator, l)
+	return runComponents(ctx, opts, cfg.sum, mgr, srv, collectors, crWatcher, l)
 }
 
 // withDefaults fills in the zero fields of o.
@@ -154,10 +156,10 @@ func (o Options) withDefaults() Options {
 
 // newDiscovery builds the discovery manager and applies the config file's
 // Prometheus config to it.
-func newDiscovery(opts Options, cfg *config, dm *discovery.Metrics) (*discovery.Manager, error) {
+func newDiscovery(opts Options, cfg *config, dm *discoveryMetrics) (*discovery.Manager, error) {
 	mgr, err := discovery.NewManager(discovery.ManagerOptions{
 		Logger:           opts.Logger.With("component", "discovery"),
-		Metrics:          dm,
+		Metrics:          dm.manager,
 		FilterStrategy:   cfg.Discovery.FilterStrategy,
 		CoalesceInterval: opts.CoalesceInterval,
 		KubeConfigFile:   kubeConfigPath(cfg),
@@ -172,6 +174,35 @@ func newDiscovery(opts Options, cfg *config, dm *discovery.Metrics) (*discovery.
 		return nil, fmt.Errorf("config file %s: %w", opts.ConfigFile, err)
 	}
 	return mgr, nil
+}
+
+// The Manager takes the prometheus-operator watcher's job sets.
+var _ operator.ConfigSink = (*discovery.Manager)(nil)
+
+// discoveryMetrics are the metrics of the discovery packages, all registered
+// on the allocator's registry whichever parts the config uses, so /metrics
+// always lists the same families.
+type discoveryMetrics struct {
+	manager   *discovery.Metrics
+	collector *collector.Metrics
+	operator  *operator.Metrics
+}
+
+func newDiscoveryMetrics(reg prometheus.Registerer) (*discoveryMetrics, error) {
+	var (
+		dm  discoveryMetrics
+		err error
+	)
+	if dm.manager, err = discovery.NewMetrics(reg); err != nil {
+		return nil, fmt.Errorf("discovery metrics: %w", err)
+	}
+	if dm.collector, err = collector.NewMetrics(reg); err != nil {
+		return nil, fmt.Errorf("discovery metrics: %w", err)
+	}
+	if dm.operator, err = operator.NewMetrics(reg); err != nil {
+		return nil, fmt.Errorf("discovery metrics: %w", err)
+	}
+	return &dm, nil
 }
 
 // newServer builds the HTTP server over the state.
@@ -208,7 +239,7 @@ func newServer(opts Options, cfg *config, st *state, hb *heartbeat) (*server.Ser
 // newKubernetesWatchers builds the watchers of collector pods and of
 // prometheus-operator resources the config asks for; each is nil when it
 // does not.
-func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics, sink discovery.ConfigSink) (*discovery.CollectorWatcher, *discovery.OperatorWatcher, error) {
+func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discoveryMetrics, sink operator.ConfigSink) (*collector.Watcher, *operator.Watcher, error) {
 	if !usesPods(cfg) && !cfg.Discovery.PrometheusCR.Enabled {
 		return nil, nil, nil
 	}
@@ -221,14 +252,14 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics,
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	var (
-		collectors *discovery.CollectorWatcher
-		operator   *discovery.OperatorWatcher
+		collectors *collector.Watcher
+		crWatcher  *operator.Watcher
 	)
 	if usesPods(cfg) {
 		cc := cfg.Discovery.Collector
-		collectors, err = discovery.NewCollectorWatcher(kube, discovery.CollectorWatcherOptions{
+		collectors, err = collector.NewWatcher(kube, collector.WatcherOptions{
 			Logger:      log.With("component", "collectors"),
-			Metrics:     dm,
+			Metrics:     dm.collector,
 			Namespace:   cc.CollectorNamespace,
 			Selector:    cc.CollectorSelector,
 			GracePeriod: cc.CollectorNotReadyGracePeriod,
@@ -244,9 +275,9 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics,
 		}
 		ns := operatorNamespace(cfg, processEnvironment)
 		log.Info("prometheus_cr: a null or missing namespace selector selects the allocator's own namespace", "namespace", ns)
-		operator, err = discovery.NewOperatorWatcher(kube, mon, sink, discovery.OperatorWatcherOptions{
+		crWatcher, err = operator.NewWatcher(kube, mon, sink, operator.WatcherOptions{
 			Logger:    log.With("component", "prometheus-operator"),
-			Metrics:   dm,
+			Metrics:   dm.operator,
 			Config:    cfg.Discovery.PrometheusCR,
 			Namespace: ns,
 		})
@@ -254,7 +285,7 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics,
 			return nil, nil, err
 		}
 	}
-	return collectors, operator, nil
+	return collectors, crWatcher, nil
 }
 
 // runComponents runs every component in one errgroup until ctx is done or
@@ -262,7 +293,7 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discovery.Metrics,
 // watchers (when not nil) and the allocation loop; and calls opts.Ready
 // once the server listens.
 func runComponents(ctx context.Context, opts Options, loaded []byte, mgr *discovery.Manager, srv *server.Server,
-	collectors *discovery.CollectorWatcher, operator *discovery.OperatorWatcher, l *loop,
+	collectors *collector.Watcher, crWatcher *operator.Watcher, l *loop,
 ) error {
 	reload := make(chan struct{}, 1)
 	g, ctx := errgroup.WithContext(ctx)
@@ -276,8 +307,8 @@ func runComponents(ctx context.Context, opts Options, loaded []byte, mgr *discov
 		collectorSets = collectors.Updates()
 		g.Go(func() error { return collectors.Run(ctx) })
 	}
-	if operator != nil {
-		g.Go(func() error { return operator.Run(ctx) })
+	if crWatcher != nil {
+		g.Go(func() error { return crWatcher.Run(ctx) })
 	}
 	g.Go(func() error { return l.run(ctx, reload, collectorSets) })
 	if opts.Ready != nil {
@@ -538,9 +569,9 @@ func kubeConfig(c *config) (*rest.Config, error) {
 }
 
 // staticCollectors returns the configuration's static collector list, sorted
-// by name (discovery.StaticCollectors: one conversion for both binaries' uses).
+// by name (collector.Static: one conversion for both binaries' uses).
 func staticCollectors(c *config) []allocation.Collector {
-	return discovery.StaticCollectors(c.Discovery.Collector.Collectors)
+	return collector.Static(c.Discovery.Collector.Collectors)
 }
 
 // fileWatch configures watchFile.

@@ -10,17 +10,17 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/shardwise/shardwise/allocation"
-	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 // config is the allocator config file: the keys of the OpenTelemetry
 // Operator's targetallocator.yaml plus ours. The discovery keys (config,
-// filter_strategy, prometheus_cr, collector_*) are parsed by package discovery.
+// filter_strategy, prometheus_cr, collector_*) are parsed by package allocatorconfig.
 type config struct {
-	Discovery *discovery.Config `yaml:"-"`
+	Discovery *allocatorconfig.Config `yaml:"-"`
 	// sum is the SHA-256 of the file's content this config was read from.
 	sum []byte
 
@@ -141,7 +141,7 @@ type httpsConfig struct {
 }
 
 // ownKeys are the top-level keys this file reads itself; discoveryKeys are
-// read by package discovery. Anything else is an error.
+// read by package allocatorconfig. Anything else is an error.
 var (
 	ownKeys = []string{
 		"listen_addr", "allocation_strategy", "allocation_fallback_strategy",
@@ -307,7 +307,7 @@ func parseConfig(b []byte) (*config, error) {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
 	}
-	d, err := discovery.ParseConfig(b)
+	d, err := allocatorconfig.ParseConfig(b)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shardwise/shardwise/allocation"
-	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 // fakeEnv is an environment of the given variables and namespace file.
@@ -68,14 +68,14 @@ func TestUpstreamConfigsLoad(t *testing.T) {
 		require.Equal(t, operatorSelector, cc.CollectorSelector.MatchLabels)
 		require.True(t, usesPods(c))
 		require.Equal(t, allocation.ConsistentHashing, c.AllocationStrategy)
-		require.Equal(t, discovery.FilterRelabelConfig, c.Discovery.FilterStrategy)
+		require.Equal(t, allocatorconfig.FilterRelabelConfig, c.Discovery.FilterStrategy)
 		_, err := allocation.New(c.allocationOptions())
 		require.NoError(t, err)
 	}
-	crDefaults := func(t *testing.T, cr discovery.PrometheusCRConfig) {
+	crDefaults := func(t *testing.T, cr allocatorconfig.PrometheusCRConfig) {
 		t.Helper()
 		require.True(t, cr.Enabled)
-		require.Equal(t, discovery.DefaultCRScrapeInterval, cr.ScrapeInterval)
+		require.Equal(t, allocatorconfig.DefaultCRScrapeInterval, cr.ScrapeInterval)
 	}
 	for _, tc := range []struct {
 		file  string
@@ -275,7 +275,7 @@ func TestTyposAreRefused(t *testing.T) {
 // step with the fields package discovery reads.
 func TestPrometheusCRKeysMatchDiscovery(t *testing.T) {
 	t.Parallel()
-	typ := reflect.TypeFor[discovery.PrometheusCRConfig]()
+	typ := reflect.TypeFor[allocatorconfig.PrometheusCRConfig]()
 	for i := range typ.NumField() {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
 		if name == "-" {
@@ -305,7 +305,7 @@ func TestOperatorNamespace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := &config{Discovery: &discovery.Config{}}
+			c := &config{Discovery: &allocatorconfig.Config{}}
 			c.Discovery.Collector.CollectorNamespace = tc.collector
 			require.Equal(t, tc.want, operatorNamespace(c, tc.env))
 		})

@@ -26,7 +26,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
-	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
 
@@ -294,7 +294,7 @@ func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.Targ
 }
 
 // validateAllocatorConfig parses the rendered targetallocator.yaml with the
-// allocator's own parser (package discovery, which reads every key but the
+// allocator's own parser (package allocatorconfig, which reads every key but the
 // allocator's listen and strategy settings, which the schema validates), so
 // a config the allocator would refuse (duplicate job names, a broken scrape
 // config) is reported here, and the last good objects stay.
@@ -308,7 +308,7 @@ func validateAllocatorConfig(desired manifests.TargetAllocator) error {
 		if !ok {
 			continue
 		}
-		if _, err := discovery.ParseConfig([]byte(rendered)); err != nil {
+		if _, err := allocatorconfig.ParseConfig([]byte(rendered)); err != nil {
 			return fmt.Errorf("the allocator would refuse its config: %w", err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
-	"github.com/shardwise/shardwise/discovery"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/manifests"
 )
 
@@ -225,11 +225,11 @@ func TestAllocatorConfigLoads(t *testing.T) {
 	sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
 	rendered, err := manifests.RenderAllocatorConfig(ta, sel, nil)
 	require.NoError(t, err)
-	cfg, err := discovery.ParseConfig([]byte(rendered))
+	cfg, err := allocatorconfig.ParseConfig([]byte(rendered))
 	require.NoError(t, err)
 	require.Equal(t, "observability", cfg.Collector.CollectorNamespace)
 	require.Equal(t, sel, cfg.Collector.CollectorSelector.MatchLabels)
-	require.Equal(t, discovery.FilterRelabelConfig, cfg.FilterStrategy)
+	require.Equal(t, allocatorconfig.FilterRelabelConfig, cfg.FilterStrategy)
 	require.NotNil(t, cfg.PromConfig)
 	require.Contains(t, rendered, "replacement: $1\n")
 	require.NotContains(t, rendered, "$$")

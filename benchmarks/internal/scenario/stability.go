@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/shardwise/shardwise/discovery"
-
 	"github.com/shardwise/shardwise/benchmarks/internal/strategy"
+	"github.com/shardwise/shardwise/discovery/collector"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 // Row is one line of the stability table, with the exact field names other
@@ -24,7 +24,7 @@ import (
 // (moved_churn, churn_min), then a StatefulSet rolling restart: every
 // collector pod in turn is terminating, deleted, recreated Pending under the
 // same name and ready 10 s later, the collector set following the
-// collector watcher's membership rule (discovery.Membership). restart_moved
+// collector watcher's membership rule (collector.Membership). restart_moved
 // counts every move of every intermediate step without a grace period (the
 // pod leaves and comes back); restart_moved_grace the same with the default
 // 30 s grace period, within which the pod never leaves. The minima are
@@ -130,18 +130,18 @@ func Measure(f strategy.Factory, cfg Config, n int) (Measurement, error) {
 	if !cfg.SkipRestart {
 		r.Sync()
 		m.RestartMoved = RollingRestart(r, names, time.Nanosecond)
-		m.RestartMovedGrace = RollingRestart(r, names, discovery.DefaultCollectorNotReadyGracePeriod)
+		m.RestartMovedGrace = RollingRestart(r, names, allocatorconfig.DefaultCollectorNotReadyGracePeriod)
 	}
 	return m, nil
 }
 
 // RollingRestart restarts every collector pod in turn as a StatefulSet
 // does (terminating, deleted 2 s later, recreated Pending 2 s after that,
-// ready 10 s after that), the collector set following discovery.Membership
+// ready 10 s after that), the collector set following collector.Membership
 // with the grace period, and returns the moves summed over every step at
 // which the set changed.
 func RollingRestart(r *Runner, names []string, grace time.Duration) int {
-	m := &discovery.Membership{Grace: grace}
+	m := &collector.Membership{Grace: grace}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	pod := func(name string, ready, terminating bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now)}}

@@ -1,0 +1,12 @@
+// Package allocatorconfig is the allocator's config file,
+// targetallocator.yaml, with the keys and meaning of the OpenTelemetry
+// Operator's: what the operator renders and validates and what the allocator
+// reads. It imports no part of the allocator's runtime.
+//
+// ParseConfig reads the discovery keys: `config:` (a Prometheus
+// configuration, parsed by Prometheus' loader with UTF-8 label-name
+// validation, whatever prometheus-operator's init set the global to),
+// `filter_strategy`, `prometheus_cr:`, `collector_namespace`,
+// `collector_selector`, `collector_not_ready_grace_period` and `collectors:`.
+// Other keys are ignored. Errors wrap ErrConfig and name the field.
+package allocatorconfig
