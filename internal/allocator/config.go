@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -140,32 +141,10 @@ type httpsConfig struct {
 	PlainHTTPAPI bool `yaml:"plain_http_api,omitempty"`
 }
 
-// ownKeys are the top-level keys this file reads itself; discoveryKeys are
-// read by package allocatorconfig. Anything else is an error.
-var (
-	ownKeys = []string{
-		"listen_addr", "allocation_strategy", "allocation_fallback_strategy",
-		"allow_insecure_auth_secrets", "https", "kube_config_file_path", "telemetry",
-		"balance_epsilon", "enable_pprof", "response_cache_bytes",
-	}
-	discoveryKeys = []string{
-		"config", "filter_strategy", "prometheus_cr", "collector_namespace",
-		"collector_selector", "collector_not_ready_grace_period", "collectors",
-	}
-	// prometheusCRKeys are the keys of the `prometheus_cr:` block: the
-	// OpenTelemetry Operator's (v0.158) and ours (service_discovery_role,
-	// crd_poll_interval). Package discovery reads them without refusing
-	// unknown ones, so they are checked here.
-	prometheusCRKeys = []string{
-		"enabled", "allow_namespaces", "deny_namespaces", "secret_namespaces",
-		"service_monitor_selector", "service_monitor_namespace_selector",
-		"pod_monitor_selector", "pod_monitor_namespace_selector",
-		"probe_selector", "probe_namespace_selector",
-		"scrape_config_selector", "scrape_config_namespace_selector",
-		"scrape_interval", "evaluation_interval", "scrape_protocols", "scrape_classes",
-		"deny_fs_access_through_sms", "service_discovery_role", "crd_poll_interval",
-	}
-)
+// ownKeys are the top-level keys this file reads itself (config's field
+// tags); allocatorconfig.Keys are the discovery keys. Anything else is an
+// error.
+var ownKeys = allocatorconfig.YAMLKeys(reflect.TypeFor[config]())
 
 // environment is what the allocator reads from its process environment, as
 // the OpenTelemetry Operator's allocator does: the operator sets
@@ -265,6 +244,7 @@ func parseConfig(b []byte) (*config, error) {
 	if err := yaml.Unmarshal(b, &top); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
+	discoveryKeys := allocatorconfig.Keys()
 	var unknown []string
 	for k := range top {
 		if !slices.Contains(ownKeys, k) && !slices.Contains(discoveryKeys, k) {
@@ -275,22 +255,7 @@ func parseConfig(b []byte) (*config, error) {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(append(slices.Clone(ownKeys), discoveryKeys...), ", "))
 	}
-	if cr, ok := top["prometheus_cr"]; ok && cr != nil {
-		m, ok := cr.(map[any]any)
-		if !ok {
-			return nil, fmt.Errorf("prometheus_cr: want a mapping, got %T", cr)
-		}
-		for k := range m {
-			ks, _ := k.(string)
-			if !slices.Contains(prometheusCRKeys, ks) {
-				unknown = append(unknown, fmt.Sprint(k))
-			}
-		}
-		if len(unknown) > 0 {
-			sort.Strings(unknown)
-			return nil, fmt.Errorf("prometheus_cr: unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(prometheusCRKeys, ", "))
-		}
-	}
+	// allocatorconfig.ParseConfig refuses unknown keys of prometheus_cr.
 
 	// Decode our keys one at a time so that an error names its key.
 	var c config

@@ -3,9 +3,6 @@ package allocator
 import (
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -268,20 +265,6 @@ func TestTyposAreRefused(t *testing.T) {
 			_, err := parseConfig([]byte(tc.yaml))
 			require.ErrorContains(t, err, tc.errText)
 		})
-	}
-}
-
-// TestPrometheusCRKeysMatchDiscovery keeps the prometheus_cr key list in
-// step with the fields package discovery reads.
-func TestPrometheusCRKeysMatchDiscovery(t *testing.T) {
-	t.Parallel()
-	typ := reflect.TypeFor[allocatorconfig.PrometheusCRConfig]()
-	for i := range typ.NumField() {
-		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		require.True(t, slices.Contains(prometheusCRKeys, name), "prometheus_cr key %q of package discovery is missing from prometheusCRKeys", name)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"time"
 
@@ -102,15 +103,11 @@ type StaticCollector struct {
 // UnmarshalYAML implements yaml.v2's Unmarshaler: it accepts the selector in
 // Kubernetes' camelCase (matchLabels) as well as lowercase.
 func (c *CollectorConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain CollectorConfig
-	var raw struct {
-		plain    `yaml:",inline"`
-		Selector any `yaml:"collector_selector,omitempty"`
-	}
+	var raw collectorYAML
 	if err := unmarshal(&raw); err != nil {
 		return err
 	}
-	*c = CollectorConfig(raw.plain)
+	*c = CollectorConfig(raw.collectorPlain)
 	sel, err := decodeSelector("collector_selector", raw.Selector)
 	if err != nil {
 		return err
@@ -118,6 +115,14 @@ func (c *CollectorConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	c.CollectorSelector = sel
 	return nil
 }
+
+// collectorYAML is CollectorConfig as written: the selector in either case.
+type collectorYAML struct {
+	collectorPlain `yaml:",inline"`
+	Selector       any `yaml:"collector_selector,omitempty"`
+}
+
+type collectorPlain CollectorConfig
 
 // PrometheusCRConfig is the `prometheus_cr:` block, with the keys and meaning
 // of the OpenTelemetry Operator's: a nil resource selector selects nothing,
@@ -164,23 +169,14 @@ type PrometheusCRConfig struct {
 
 // UnmarshalYAML implements yaml.v2's Unmarshaler.
 func (c *PrometheusCRConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain PrometheusCRConfig
-	var raw struct {
-		plain                           `yaml:",inline"`
-		ServiceMonitorSelector          any `yaml:"service_monitor_selector"`
-		ServiceMonitorNamespaceSelector any `yaml:"service_monitor_namespace_selector"`
-		PodMonitorSelector              any `yaml:"pod_monitor_selector"`
-		PodMonitorNamespaceSelector     any `yaml:"pod_monitor_namespace_selector"`
-		ProbeSelector                   any `yaml:"probe_selector"`
-		ProbeNamespaceSelector          any `yaml:"probe_namespace_selector"`
-		ScrapeConfigSelector            any `yaml:"scrape_config_selector"`
-		ScrapeConfigNamespaceSelector   any `yaml:"scrape_config_namespace_selector"`
-		ScrapeClasses                   any `yaml:"scrape_classes"`
+	if err := checkKeys(unmarshal, "prometheus_cr", reflect.TypeFor[PrometheusCRConfig]()); err != nil {
+		return err
 	}
+	var raw prometheusCRYAML
 	if err := unmarshal(&raw); err != nil {
 		return err
 	}
-	*c = PrometheusCRConfig(raw.plain)
+	*c = PrometheusCRConfig(raw.prometheusCRPlain)
 	for _, s := range []struct {
 		key string
 		in  any
@@ -208,6 +204,23 @@ func (c *PrometheusCRConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	return nil
 }
+
+// prometheusCRYAML is PrometheusCRConfig as written: selectors and scrape
+// classes in Kubernetes' JSON form.
+type prometheusCRYAML struct {
+	prometheusCRPlain               `yaml:",inline"`
+	ServiceMonitorSelector          any `yaml:"service_monitor_selector"`
+	ServiceMonitorNamespaceSelector any `yaml:"service_monitor_namespace_selector"`
+	PodMonitorSelector              any `yaml:"pod_monitor_selector"`
+	PodMonitorNamespaceSelector     any `yaml:"pod_monitor_namespace_selector"`
+	ProbeSelector                   any `yaml:"probe_selector"`
+	ProbeNamespaceSelector          any `yaml:"probe_namespace_selector"`
+	ScrapeConfigSelector            any `yaml:"scrape_config_selector"`
+	ScrapeConfigNamespaceSelector   any `yaml:"scrape_config_namespace_selector"`
+	ScrapeClasses                   any `yaml:"scrape_classes"`
+}
+
+type prometheusCRPlain PrometheusCRConfig
 
 // Validate reports settings that can never work.
 func (c *PrometheusCRConfig) Validate() error {

@@ -1,6 +1,7 @@
 package allocatorconfig
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -118,4 +119,26 @@ scrape_configs:
 	require.NoError(t, err)
 	require.Equal(t, "utf8", cfg.ScrapeConfigs[0].JobName)
 	require.Equal(t, model.UTF8Validation, model.NameValidationScheme) //nolint:staticcheck // see above
+}
+
+// TestKeysFromTags: the known keys come from the field tags (no list kept by
+// hand), and an unknown key of prometheus_cr is an error naming its path.
+func TestKeysFromTags(t *testing.T) {
+	t.Parallel()
+	require.ElementsMatch(t, []string{
+		"config", "filter_strategy", "prometheus_cr", "collector_namespace",
+		"collector_not_ready_grace_period", "collectors", "collector_selector",
+	}, Keys())
+	crKeys := YAMLKeys(reflect.TypeFor[PrometheusCRConfig]())
+	for _, k := range []string{"enabled", "service_monitor_selector", "scrape_classes", "crd_poll_interval", "deny_fs_access_through_sms"} {
+		require.Contains(t, crKeys, k)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"prometheus_cr:\n  enabled: true\n  servicemonitor_selector: {}\n", `prometheus_cr: unknown key "servicemonitor_selector"`},
+		{"prometheus_cr: [enabled]\n", "prometheus_cr: want a mapping"},
+	} {
+		_, err := ParseConfig([]byte(tc.yaml))
+		require.ErrorIs(t, err, ErrConfig)
+		require.ErrorContains(t, err, tc.want)
+	}
 }

@@ -8,5 +8,8 @@
 // validation, whatever prometheus-operator's init set the global to),
 // `filter_strategy`, `prometheus_cr:`, `collector_namespace`,
 // `collector_selector`, `collector_not_ready_grace_period` and `collectors:`.
-// Other keys are ignored. Errors wrap ErrConfig and name the field.
+// Other top-level keys are the allocator's own (Keys lists this package's,
+// from the field tags, for the caller's unknown-key check); a key of
+// prometheus_cr that no field reads is an error naming its path. Errors wrap
+// ErrConfig and name the field.
 package allocatorconfig
