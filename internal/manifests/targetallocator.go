@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/manifests/container"
 )
 
@@ -109,11 +110,11 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 }
 
 // RenderAllocatorConfig renders targetallocator.yaml with the keys of the
-// upstream operator's allocator config.
+// upstream operator's allocator config (allocatorconfig.Rendered).
 func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[string]string, extra []v1beta1.AnyConfig) (string, error) {
 	spec := ta.Spec
-	scrapeConfigs := make([]any, 0, len(spec.ScrapeConfigs)+len(extra))
-	for _, sc := range append(append([]v1beta1.AnyConfig{}, spec.ScrapeConfigs...), extra...) {
+	scrapeConfigs := make([]map[string]any, 0, len(spec.ScrapeConfigs)+len(extra))
+	for _, sc := range append(slices.Clone(spec.ScrapeConfigs), extra...) {
 		scrapeConfigs = append(scrapeConfigs, sc.Object)
 	}
 	strategy := string(spec.AllocationStrategy)
@@ -129,65 +130,77 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 	if spec.CollectorNotReadyGracePeriod != nil {
 		grace = spec.CollectorNotReadyGracePeriod.Duration
 	}
-	cfg := map[string]any{
-		"listen_addr":                      ":8080",
-		"collector_namespace":              ta.Namespace,
-		"collector_selector":               metav1.LabelSelector{MatchLabels: collectorSelector},
-		"collector_not_ready_grace_period": grace.String(),
-		"allocation_strategy":              strategy,
-		"filter_strategy":                  filter,
-		"config":                           map[string]any{"scrape_configs": scrapeConfigs},
-	}
-	if spec.AllowInsecureAuthSecrets {
-		cfg["allow_insecure_auth_secrets"] = true
+	cfg := allocatorconfig.Rendered{
+		ListenAddr:                   ":8080",
+		CollectorNamespace:           ta.Namespace,
+		CollectorSelector:            metav1.LabelSelector{MatchLabels: collectorSelector},
+		CollectorNotReadyGracePeriod: grace.String(),
+		AllocationStrategy:           strategy,
+		FilterStrategy:               filter,
+		Config:                       allocatorconfig.RenderedPrometheus{ScrapeConfigs: scrapeConfigs},
+		AllowInsecureAuthSecrets:     spec.AllowInsecureAuthSecrets,
+		PrometheusCR:                 renderPrometheusCR(spec.PrometheusCR),
 	}
 	if spec.Mtls.IsEnabled() {
 		ca, cert, key := tlsFiles()
-		cfg["https"] = map[string]any{
-			"enabled":            true,
-			"listen_addr":        fmt.Sprintf(":%d", TargetAllocatorHTTPSPort),
-			"ca_file_path":       ca,
-			"tls_cert_file_path": cert,
-			"tls_key_file_path":  key,
+		cfg.HTTPS = &allocatorconfig.RenderedHTTPS{
+			Enabled:         true,
+			ListenAddr:      fmt.Sprintf(":%d", TargetAllocatorHTTPSPort),
+			CAFilePath:      ca,
+			TLSCertFilePath: cert,
+			TLSKeyFilePath:  key,
 		}
-	}
-	if p := spec.PrometheusCR; p.Enabled {
-		pcr := map[string]any{"enabled": true}
-		set := func(key string, v any, ok bool) {
-			if ok {
-				pcr[key] = v
-			}
-		}
-		set("allow_namespaces", p.AllowNamespaces, len(p.AllowNamespaces) > 0)
-		set("deny_namespaces", p.DenyNamespaces, len(p.DenyNamespaces) > 0)
-		set("secret_namespaces", p.SecretNamespaces, len(p.SecretNamespaces) > 0)
-		set("scrape_protocols", p.ScrapeProtocols, len(p.ScrapeProtocols) > 0)
-		set("scrape_classes", p.ScrapeClasses, len(p.ScrapeClasses) > 0)
-		if p.ScrapeInterval != nil {
-			pcr["scrape_interval"] = p.ScrapeInterval.Duration.String()
-		}
-		if p.EvaluationInterval != nil {
-			pcr["evaluation_interval"] = p.EvaluationInterval.Duration.String()
-		}
-		for key, sel := range map[string]*metav1.LabelSelector{
-			"service_monitor_selector":           p.ServiceMonitorSelector,
-			"service_monitor_namespace_selector": p.ServiceMonitorNamespaceSelector,
-			"pod_monitor_selector":               p.PodMonitorSelector,
-			"pod_monitor_namespace_selector":     p.PodMonitorNamespaceSelector,
-			"probe_selector":                     p.ProbeSelector,
-			"probe_namespace_selector":           p.ProbeNamespaceSelector,
-			"scrape_config_selector":             p.ScrapeConfigSelector,
-			"scrape_config_namespace_selector":   p.ScrapeConfigNamespaceSelector,
-		} {
-			set(key, sel, sel != nil)
-		}
-		cfg["prometheus_cr"] = pcr
 	}
 	b, err := marshalYAML(cfg)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// renderPrometheusCR is the prometheus_cr block, nil when it is disabled.
+func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR) *allocatorconfig.RenderedPrometheusCR {
+	if !p.Enabled {
+		return nil
+	}
+	duration := func(d *metav1.Duration) string {
+		if d == nil {
+			return ""
+		}
+		return d.Duration.String()
+	}
+	return &allocatorconfig.RenderedPrometheusCR{
+		Enabled:                         true,
+		AllowNamespaces:                 p.AllowNamespaces,
+		DenyNamespaces:                  p.DenyNamespaces,
+		SecretNamespaces:                p.SecretNamespaces,
+		ScrapeProtocols:                 p.ScrapeProtocols,
+		ScrapeClasses:                   objects(p.ScrapeClasses),
+		ScrapeInterval:                  duration(p.ScrapeInterval),
+		EvaluationInterval:              duration(p.EvaluationInterval),
+		ServiceMonitorSelector:          p.ServiceMonitorSelector,
+		ServiceMonitorNamespaceSelector: p.ServiceMonitorNamespaceSelector,
+		PodMonitorSelector:              p.PodMonitorSelector,
+		PodMonitorNamespaceSelector:     p.PodMonitorNamespaceSelector,
+		ProbeSelector:                   p.ProbeSelector,
+		ProbeNamespaceSelector:          p.ProbeNamespaceSelector,
+		ScrapeConfigSelector:            p.ScrapeConfigSelector,
+		ScrapeConfigNamespaceSelector:   p.ScrapeConfigNamespaceSelector,
+	}
+}
+
+// objects are the configs' objects, an empty object for an empty config (as
+// AnyConfig marshals it); nil when there are none.
+func objects(cs []v1beta1.AnyConfig) []map[string]any {
+	var out []map[string]any
+	for _, c := range cs {
+		o := c.Object
+		if o == nil {
+			o = map[string]any{}
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, labels, selector map[string]string, sa, hash string) *appsv1.Deployment {

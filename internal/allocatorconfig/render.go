@@ -1,0 +1,59 @@
+package allocatorconfig
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Rendered is targetallocator.yaml as the operator writes it, with the keys
+// the OpenTelemetry Operator renders. The operator marshals it through JSON
+// (so keys come out sorted); its tags are the keys ParseConfig and the
+// allocator read (TestRenderedKeysAreRead).
+type Rendered struct {
+	AllocationStrategy       string `json:"allocation_strategy"`
+	AllowInsecureAuthSecrets bool   `json:"allow_insecure_auth_secrets,omitempty"`
+	CollectorNamespace       string `json:"collector_namespace"`
+	// CollectorNotReadyGracePeriod is a Go duration string (30s, 1m0s).
+	CollectorNotReadyGracePeriod string                `json:"collector_not_ready_grace_period"`
+	CollectorSelector            metav1.LabelSelector  `json:"collector_selector"`
+	Config                       RenderedPrometheus    `json:"config"`
+	FilterStrategy               string                `json:"filter_strategy"`
+	HTTPS                        *RenderedHTTPS        `json:"https,omitempty"`
+	ListenAddr                   string                `json:"listen_addr"`
+	PrometheusCR                 *RenderedPrometheusCR `json:"prometheus_cr,omitempty"`
+}
+
+// RenderedPrometheus is the `config:` block: the scrape configs as the CRs
+// hold them (Prometheus' loader reads them on the allocator's side).
+type RenderedPrometheus struct {
+	ScrapeConfigs []map[string]any `json:"scrape_configs"`
+}
+
+// RenderedHTTPS is the `https:` block.
+type RenderedHTTPS struct {
+	CAFilePath      string `json:"ca_file_path"`
+	Enabled         bool   `json:"enabled"`
+	ListenAddr      string `json:"listen_addr"`
+	TLSCertFilePath string `json:"tls_cert_file_path"`
+	TLSKeyFilePath  string `json:"tls_key_file_path"`
+}
+
+// RenderedPrometheusCR is the `prometheus_cr:` block; a nil selector is not
+// rendered (it selects nothing), `{}` selects all.
+type RenderedPrometheusCR struct {
+	AllowNamespaces                 []string              `json:"allow_namespaces,omitempty"`
+	DenyNamespaces                  []string              `json:"deny_namespaces,omitempty"`
+	Enabled                         bool                  `json:"enabled"`
+	EvaluationInterval              string                `json:"evaluation_interval,omitempty"`
+	PodMonitorNamespaceSelector     *metav1.LabelSelector `json:"pod_monitor_namespace_selector,omitempty"`
+	PodMonitorSelector              *metav1.LabelSelector `json:"pod_monitor_selector,omitempty"`
+	ProbeNamespaceSelector          *metav1.LabelSelector `json:"probe_namespace_selector,omitempty"`
+	ProbeSelector                   *metav1.LabelSelector `json:"probe_selector,omitempty"`
+	ScrapeClasses                   []map[string]any      `json:"scrape_classes,omitempty"`
+	ScrapeConfigNamespaceSelector   *metav1.LabelSelector `json:"scrape_config_namespace_selector,omitempty"`
+	ScrapeConfigSelector            *metav1.LabelSelector `json:"scrape_config_selector,omitempty"`
+	ScrapeInterval                  string                `json:"scrape_interval,omitempty"`
+	ScrapeProtocols                 []string              `json:"scrape_protocols,omitempty"`
+	SecretNamespaces                []string              `json:"secret_namespaces,omitempty"`
+	ServiceMonitorNamespaceSelector *metav1.LabelSelector `json:"service_monitor_namespace_selector,omitempty"`
+	ServiceMonitorSelector          *metav1.LabelSelector `json:"service_monitor_selector,omitempty"`
+}
