@@ -54,8 +54,8 @@ test: browser ## All tests, against a real kube-apiserver and etcd, and the stat
 	@assets=$$(./hack/envtest.sh) && \
 	  echo ">> test: go test ./... with KUBEBUILDER_ASSETS=$$assets" && \
 	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
-	@echo ">> test: the race detector over the concurrent packages (allocation, discovery, server, internal/allocator)"
-	$(GO) test -count=1 -race ./allocation/ ./discovery/ ./server/ ./internal/allocator/
+	@echo ">> test: the race detector over the concurrent packages (allocation, discovery/..., server, internal/allocator)"
+	$(GO) test -count=1 -race ./allocation/ ./discovery/... ./server/ ./internal/allocator/
 	@if [ -f test/e2e/go.mod ]; then \
 	  echo ">> test: end-to-end with the OpenTelemetry Collector's Prometheus receiver (test/e2e)"; \
 	  $(MAKE) --no-print-directory test-e2e; fi

@@ -104,9 +104,10 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
-// TestLoadWithLegacyGlobal: prometheus-operator (linked into this package)
-// switches the global label-name validation to legacy in its init; loading
-// must still accept UTF-8 label names. Not parallel: it writes the global.
+// TestLoadWithLegacyGlobal: prometheus-operator switches the global
+// label-name validation to legacy in its init (discovery/operator links it,
+// and has the same check with it linked in); loading must still accept UTF-8
+// label names. Not parallel: it writes the global.
 func TestLoadWithLegacyGlobal(t *testing.T) {
 	model.NameValidationScheme = model.LegacyValidation //nolint:staticcheck // the pitfall under test
 	cfg, err := LoadPromConfig([]byte(`
