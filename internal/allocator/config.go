@@ -18,104 +18,17 @@ import (
 )
 
 // config is the allocator config file: the keys of the OpenTelemetry
-// Operator's targetallocator.yaml plus ours. The discovery keys (config,
-// filter_strategy, prometheus_cr, collector_*) are parsed by package allocatorconfig.
+// Operator's targetallocator.yaml plus ours, all typed in package
+// allocatorconfig (Allocator: this program's own keys; Config: the
+// discovery keys, parsed by allocatorconfig.ParseConfig).
 type config struct {
-	Discovery *allocatorconfig.Config `yaml:"-"`
+	allocatorconfig.Allocator `yaml:",inline"`
+	Discovery                 *allocatorconfig.Config `yaml:"-"`
 	// sum is the SHA-256 of the file's content this config was read from.
 	sum []byte
-
-	ListenAddr                 string      `yaml:"listen_addr,omitempty"`
-	AllocationStrategy         string      `yaml:"allocation_strategy,omitempty"`
-	AllocationFallbackStrategy string      `yaml:"allocation_fallback_strategy,omitempty"`
-	AllowInsecureAuthSecrets   bool        `yaml:"allow_insecure_auth_secrets,omitempty"`
-	HTTPS                      httpsConfig `yaml:"https,omitempty"`
-	KubeConfigFilePath         string      `yaml:"kube_config_file_path,omitempty"`
-	// BalanceEpsilon is ours: the load bound of consistent-hashing, no
-	// collector holds more than ceil((1+ε)·T/N) targets.
-	BalanceEpsilon float64 `yaml:"balance_epsilon,omitempty"`
-	// Telemetry is the upstream allocator's self-telemetry block (OTLP push
-	// of its own metrics). It is parsed and validated as upstream does; the
-	// metrics are served at /metrics only (see notes).
-	Telemetry telemetryConfig `yaml:"telemetry,omitempty"`
-	// EnablePprof is ours: serve /debug/pprof/ (off by default).
-	EnablePprof bool `yaml:"enable_pprof,omitempty"`
-	// ResponseCacheBytes is ours: the bytes of serialized target responses
-	// the server keeps (server.DefaultResponseCacheBytes when zero).
-	ResponseCacheBytes int64 `yaml:"response_cache_bytes,omitempty"`
-
 	// collectorSelectorNull records `collector_selector: null` (or an empty
 	// value): upstream reads it as every pod of the allocator's namespace.
 	collectorSelectorNull bool
-}
-
-// telemetryConfig is the upstream allocator's `telemetry:` block, with the
-// keys of the OpenTelemetry declarative configuration's meter provider
-// (opentelemetry-operator cmd/otel-allocator/internal/config TelemetryConfig).
-type telemetryConfig struct {
-	Metrics *struct {
-		Readers []struct {
-			Periodic *struct {
-				Interval int `yaml:"interval,omitempty"` // milliseconds
-				Timeout  int `yaml:"timeout,omitempty"`  // milliseconds
-				Exporter struct {
-					OTLPGrpc *otlpExporter `yaml:"otlp_grpc,omitempty"`
-					OTLPHttp *otlpExporter `yaml:"otlp_http,omitempty"`
-				} `yaml:"exporter"`
-			} `yaml:"periodic,omitempty"`
-		} `yaml:"readers,omitempty"`
-	} `yaml:"metrics,omitempty"`
-}
-
-// otlpExporter is an OTLP metric exporter of the telemetry block; tls only
-// applies to gRPC, as upstream.
-type otlpExporter struct {
-	Endpoint string `yaml:"endpoint,omitempty"`
-	Headers  []struct {
-		Name  string  `yaml:"name"`
-		Value *string `yaml:"value"`
-	} `yaml:"headers,omitempty"`
-	TemporalityPreference string `yaml:"temporality_preference,omitempty"`
-	TLS                   *struct {
-		Insecure bool `yaml:"insecure,omitempty"`
-	} `yaml:"tls,omitempty"`
-}
-
-// validate applies the upstream allocator's checks.
-func (t telemetryConfig) validate() error {
-	if t.Metrics == nil {
-		return nil
-	}
-	for i, r := range t.Metrics.Readers {
-		if r.Periodic == nil {
-			continue
-		}
-		at := fmt.Sprintf("telemetry.metrics.readers[%d].periodic", i)
-		grpc, http := r.Periodic.Exporter.OTLPGrpc, r.Periodic.Exporter.OTLPHttp
-		switch {
-		case grpc == nil && http == nil:
-			return fmt.Errorf("%s: must configure otlp_grpc or otlp_http exporter", at)
-		case grpc != nil && http != nil:
-			return fmt.Errorf("%s: otlp_grpc and otlp_http are mutually exclusive", at)
-		}
-		for name, e := range map[string]*otlpExporter{"otlp_grpc": grpc, "otlp_http": http} {
-			if e == nil {
-				continue
-			}
-			if e.Endpoint == "" {
-				return fmt.Errorf("%s.%s: endpoint must be set", at, name)
-			}
-			switch e.TemporalityPreference {
-			case "", "cumulative", "delta", "low_memory":
-			default:
-				return fmt.Errorf("%s.%s: temporality_preference must be cumulative, delta or low_memory, got %q", at, name, e.TemporalityPreference)
-			}
-			if name == "otlp_http" && e.TLS != nil {
-				return fmt.Errorf("%s.otlp_http: unknown key \"tls\" (only otlp_grpc has tls)", at)
-			}
-		}
-	}
-	return nil
 }
 
 // notes are facts about the config in force worth a log line at load.
@@ -125,20 +38,6 @@ func (c *config) notes() []string {
 		out = append(out, "telemetry.metrics.readers is accepted but shardwise does not push its metrics over OTLP: scrape /metrics instead")
 	}
 	return out
-}
-
-// httpsConfig is the `https:` block: mutual TLS for collectors that need the
-// real secrets of scrape configs.
-type httpsConfig struct {
-	Enabled         bool   `yaml:"enabled,omitempty"`
-	ListenAddr      string `yaml:"listen_addr,omitempty"`
-	CAFilePath      string `yaml:"ca_file_path,omitempty"`
-	TLSCertFilePath string `yaml:"tls_cert_file_path,omitempty"`
-	TLSKeyFilePath  string `yaml:"tls_key_file_path,omitempty"`
-	// PlainHTTPAPI is ours: keep serving the target API on listen_addr
-	// (plain HTTP) too, as the upstream allocator does. Off, the plain port
-	// serves only health, readiness, metrics and pprof once https is on.
-	PlainHTTPAPI bool `yaml:"plain_http_api,omitempty"`
 }
 
 // ownKeys are the top-level keys this file reads itself (config's field
@@ -280,7 +179,7 @@ func parseConfig(b []byte) (*config, error) {
 	if sel, ok := top["collector_selector"]; ok && sel == nil {
 		c.collectorSelectorNull = true
 	}
-	if err := c.Telemetry.validate(); err != nil {
+	if err := c.Telemetry.Validate(); err != nil {
 		return nil, err
 	}
 	if c.ResponseCacheBytes < 0 {

@@ -168,7 +168,7 @@ func TestRenderedKeysAreRead(t *testing.T) {
 	}{
 		{reflect.TypeFor[allocatorconfig.Rendered](), append(slices.Clone(ownKeys), allocatorconfig.Keys()...)},
 		{reflect.TypeFor[allocatorconfig.RenderedPrometheusCR](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.PrometheusCRConfig]())},
-		{reflect.TypeFor[allocatorconfig.RenderedHTTPS](), allocatorconfig.YAMLKeys(reflect.TypeFor[httpsConfig]())},
+		{reflect.TypeFor[allocatorconfig.RenderedHTTPS](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.HTTPS]())},
 	} {
 		for _, k := range jsonKeys(tc.rendered) {
 			require.Contains(t, tc.read, k, "%s renders %q", tc.rendered.Name(), k)

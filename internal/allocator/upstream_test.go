@@ -141,7 +141,7 @@ func TestUpstreamConfigsLoad(t *testing.T) {
 		}},
 		{"operator-08-https.yaml", func(t *testing.T, c *config) {
 			operatorCollector(t, c)
-			require.Equal(t, httpsConfig{Enabled: true, ListenAddr: ":8443", CAFilePath: "/tls/ca.crt", TLSCertFilePath: "/tls/tls.crt", TLSKeyFilePath: "/tls/tls.key"}, c.HTTPS)
+			require.Equal(t, allocatorconfig.HTTPS{Enabled: true, ListenAddr: ":8443", CAFilePath: "/tls/ca.crt", TLSCertFilePath: "/tls/tls.crt", TLSKeyFilePath: "/tls/tls.key"}, c.HTTPS)
 		}},
 		{"operator-09-fallback-strategy.yaml", func(t *testing.T, c *config) {
 			operatorCollector(t, c)

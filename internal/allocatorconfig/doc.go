@@ -3,6 +3,10 @@
 // Operator's: what the operator renders and validates and what the allocator
 // reads. It imports no part of the allocator's runtime.
 //
+// Its types: Allocator (the allocator's own keys: listen_addr, strategies,
+// https, telemetry, ...), Config (the discovery keys, below) and Rendered
+// (the file as the operator writes it, JSON-tagged for its marshaller).
+//
 // ParseConfig reads the discovery keys: `config:` (a Prometheus
 // configuration, parsed by Prometheus' loader with UTF-8 label-name
 // validation, whatever prometheus-operator's init set the global to),

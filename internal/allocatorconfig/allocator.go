@@ -1,0 +1,110 @@
+package allocatorconfig
+
+import "fmt"
+
+// Allocator holds the allocator's own keys of the file (Config holds the
+// discovery keys): listen address, allocation strategy, HTTPS, telemetry and
+// shardwise's additions. The allocator decodes each key strictly.
+type Allocator struct {
+	ListenAddr                 string `yaml:"listen_addr,omitempty"`
+	AllocationStrategy         string `yaml:"allocation_strategy,omitempty"`
+	AllocationFallbackStrategy string `yaml:"allocation_fallback_strategy,omitempty"`
+	AllowInsecureAuthSecrets   bool   `yaml:"allow_insecure_auth_secrets,omitempty"`
+	HTTPS                      HTTPS  `yaml:"https,omitempty"`
+	KubeConfigFilePath         string `yaml:"kube_config_file_path,omitempty"`
+	// BalanceEpsilon is ours: the load bound of consistent-hashing, no
+	// collector holds more than ceil((1+ε)·T/N) targets.
+	BalanceEpsilon float64 `yaml:"balance_epsilon,omitempty"`
+	// Telemetry is the upstream allocator's self-telemetry block (OTLP push
+	// of its own metrics). It is parsed and validated as upstream does; the
+	// metrics are served at /metrics only (see notes).
+	Telemetry Telemetry `yaml:"telemetry,omitempty"`
+	// EnablePprof is ours: serve /debug/pprof/ (off by default).
+	EnablePprof bool `yaml:"enable_pprof,omitempty"`
+	// ResponseCacheBytes is ours: the bytes of serialized target responses
+	// the server keeps (server.DefaultResponseCacheBytes when zero).
+	ResponseCacheBytes int64 `yaml:"response_cache_bytes,omitempty"`
+}
+
+// Telemetry is the upstream allocator's `telemetry:` block, with the
+// keys of the OpenTelemetry declarative configuration's meter provider
+// (opentelemetry-operator cmd/otel-allocator/internal/config TelemetryConfig).
+type Telemetry struct {
+	Metrics *struct {
+		Readers []struct {
+			Periodic *struct {
+				Interval int `yaml:"interval,omitempty"` // milliseconds
+				Timeout  int `yaml:"timeout,omitempty"`  // milliseconds
+				Exporter struct {
+					OTLPGrpc *OTLPExporter `yaml:"otlp_grpc,omitempty"`
+					OTLPHttp *OTLPExporter `yaml:"otlp_http,omitempty"`
+				} `yaml:"exporter"`
+			} `yaml:"periodic,omitempty"`
+		} `yaml:"readers,omitempty"`
+	} `yaml:"metrics,omitempty"`
+}
+
+// OTLPExporter is an OTLP metric exporter of the telemetry block; tls only
+// applies to gRPC, as upstream.
+type OTLPExporter struct {
+	Endpoint string `yaml:"endpoint,omitempty"`
+	Headers  []struct {
+		Name  string  `yaml:"name"`
+		Value *string `yaml:"value"`
+	} `yaml:"headers,omitempty"`
+	TemporalityPreference string `yaml:"temporality_preference,omitempty"`
+	TLS                   *struct {
+		Insecure bool `yaml:"insecure,omitempty"`
+	} `yaml:"tls,omitempty"`
+}
+
+// Validate applies the upstream allocator's checks.
+func (t Telemetry) Validate() error {
+	if t.Metrics == nil {
+		return nil
+	}
+	for i, r := range t.Metrics.Readers {
+		if r.Periodic == nil {
+			continue
+		}
+		at := fmt.Sprintf("telemetry.metrics.readers[%d].periodic", i)
+		grpc, http := r.Periodic.Exporter.OTLPGrpc, r.Periodic.Exporter.OTLPHttp
+		switch {
+		case grpc == nil && http == nil:
+			return fmt.Errorf("%s: must configure otlp_grpc or otlp_http exporter", at)
+		case grpc != nil && http != nil:
+			return fmt.Errorf("%s: otlp_grpc and otlp_http are mutually exclusive", at)
+		}
+		for name, e := range map[string]*OTLPExporter{"otlp_grpc": grpc, "otlp_http": http} {
+			if e == nil {
+				continue
+			}
+			if e.Endpoint == "" {
+				return fmt.Errorf("%s.%s: endpoint must be set", at, name)
+			}
+			switch e.TemporalityPreference {
+			case "", "cumulative", "delta", "low_memory":
+			default:
+				return fmt.Errorf("%s.%s: temporality_preference must be cumulative, delta or low_memory, got %q", at, name, e.TemporalityPreference)
+			}
+			if name == "otlp_http" && e.TLS != nil {
+				return fmt.Errorf("%s.otlp_http: unknown key \"tls\" (only otlp_grpc has tls)", at)
+			}
+		}
+	}
+	return nil
+}
+
+// HTTPS is the `https:` block: mutual TLS for collectors that need the
+// real secrets of scrape configs.
+type HTTPS struct {
+	Enabled         bool   `yaml:"enabled,omitempty"`
+	ListenAddr      string `yaml:"listen_addr,omitempty"`
+	CAFilePath      string `yaml:"ca_file_path,omitempty"`
+	TLSCertFilePath string `yaml:"tls_cert_file_path,omitempty"`
+	TLSKeyFilePath  string `yaml:"tls_key_file_path,omitempty"`
+	// PlainHTTPAPI is ours: keep serving the target API on listen_addr
+	// (plain HTTP) too, as the upstream allocator does. Off, the plain port
+	// serves only health, readiness, metrics and pprof once https is on.
+	PlainHTTPAPI bool `yaml:"plain_http_api,omitempty"`
+}
