@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 // notManifests are the files of examples/ that are not Kubernetes objects:
-// the allocator's own config file for make run (internal/app tests it).
+// the allocator's own config file for make run (internal/allocator tests it).
 var notManifests = []string{"allocator.yaml"}
 
 // namespace is where every example lives.
