@@ -181,7 +181,7 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large
 	@echo ">> verify: no tracked file over 1 MiB unless hack/large-files.txt lists it"
 	./hack/check-large-files.sh
 	$(MAKE) --no-print-directory generate manifests
-	./hack/third_party/prometheus.sh
+	./third_party/prometheus.sh
 	$(GO) mod tidy
 	@for m in hack/tools/*/ test/e2e/ test/chart/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...

@@ -262,4 +262,4 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-replace github.com/prometheus/prometheus => ./hack/third_party/prometheus
+replace github.com/prometheus/prometheus => ./third_party/prometheus
