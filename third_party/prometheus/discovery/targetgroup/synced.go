@@ -1,4 +1,4 @@
-// Added by shardwise (hack/third_party/prometheus.sh).
+// Added by shardwise (third_party/prometheus.sh; why: third_party/README.md).
 
 package targetgroup
 
