@@ -15,7 +15,7 @@ import (
 	_ "github.com/prometheus/prometheus/discovery/http"       // http_sd_configs
 	_ "github.com/prometheus/prometheus/discovery/kubernetes" // kubernetes_sd_configs
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 	k8syaml "sigs.k8s.io/yaml"
 )
 
