@@ -13,10 +13,12 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/gin-gonic/gin"
+	"github.com/go-logr/logr"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/shardwise/shardwise/allocation"
 )
@@ -25,6 +27,9 @@ func TestMain(m *testing.M) {
 	// The test binary owns its process: quiet gin's debug printing as
 	// cmd/allocator does.
 	gin.SetMode(gin.ReleaseMode)
+	// certwatcher (the HTTPS key pair) logs through controller-runtime's
+	// logger, which complains if never set.
+	ctrllog.SetLogger(logr.Discard())
 	goleak.VerifyTestMain(m,
 		// klog (linked in through the kubernetes SD used by the scrape
 		// config fixtures) starts its flush daemon at init.

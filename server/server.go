@@ -112,8 +112,10 @@ type Options struct {
 // HTTPSOptions configure the mutual-TLS listener. The field names follow the
 // https block of the OpenTelemetry Operator's targetallocator.yaml
 // (listen_addr, ca_file_path, tls_cert_file_path, tls_key_file_path).
-// The files are re-read on every TLS handshake and the new certificates are
-// used as soon as they parse, so rotated certificates need no restart.
+// Rotated files need no restart: the key pair is reloaded when its files
+// change (controller-runtime's certwatcher: on a file event, and every 10 s)
+// and the CA file is re-read at every handshake; new files are used as soon
+// as they parse, and until then the last good ones.
 type HTTPSOptions struct {
 	// ListenAddr is the TLS address; DefaultHTTPSListenAddr when empty.
 	ListenAddr string
@@ -139,7 +141,7 @@ type Server struct {
 	log     *slog.Logger
 	engine  *gin.Engine
 	metrics *metrics
-	tls     *certReloader // nil without HTTPS
+	tls     *certs // nil without HTTPS
 
 	cache   *bodyCache
 	configs configCache
@@ -212,9 +214,11 @@ func New(opts Options) (*Server, error) {
 			https.ListenAddr = DefaultHTTPSListenAddr
 		}
 		s.opts.HTTPS = &https
-		s.tls = newCertReloader(https, log, m)
-		if _, err := s.tls.config(); err != nil {
+		if s.tls, err = newCerts(https, log, m); err != nil {
 			return nil, fmt.Errorf("load https certificates: %w", err)
+		}
+		if err := registerCertwatcherMetrics(opts.Registerer); err != nil {
+			return nil, err
 		}
 	}
 	if opts.AllowInsecureSecrets {
@@ -252,6 +256,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	servers := []*http.Server{s.httpServer(errLog, nil)}
+	// The key pair's watcher, with HTTPS: it stops with the listeners.
+	var watchDone <-chan error
+	stopWatch := func() error { return nil }
 	listeners := []net.Listener{ln}
 	s.httpAddr = ln.Addr()
 	if s.tls != nil {
@@ -261,6 +268,21 @@ func (s *Server) Run(ctx context.Context) error {
 			return fmt.Errorf("listen on %s: %w", s.opts.HTTPS.ListenAddr, err)
 		}
 		s.httpsAddr = tln.Addr()
+		pair, err := s.tls.watcher()
+		if err != nil {
+			_ = ln.Close()
+			_ = tln.Close()
+			return fmt.Errorf("load https certificates: %w", err)
+		}
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		done := make(chan error, 1)
+		watchDone = done
+		go func() { done <- pair.Start(wctx) }()
+		stopWatch = func() error {
+			stop()
+			return <-done
+		}
 		tlsConfig := &tls.Config{
 			MinVersion: tls.VersionTLS12,
 			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
@@ -285,6 +307,9 @@ func (s *Server) Run(ctx context.Context) error {
 	case err := <-errc:
 		pending--
 		runErr = fmt.Errorf("serve: %w", err)
+	case err := <-watchDone:
+		stopWatch = func() error { return nil }
+		runErr = fmt.Errorf("watch https key pair: %w", err)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
@@ -298,6 +323,9 @@ func (s *Server) Run(ctx context.Context) error {
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) && runErr == nil {
 			runErr = fmt.Errorf("serve: %w", err)
 		}
+	}
+	if err := stopWatch(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("watch https key pair: %w", err)
 	}
 	s.log.Info("server stopped")
 	return runErr

@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	certmetrics "sigs.k8s.io/controller-runtime/pkg/certwatcher/metrics"
 )
 
 // testCA is a throw-away certificate authority.
@@ -198,25 +200,40 @@ func TestMutualTLSSecretsAndReload(t *testing.T) {
 	_, err = mtlsClient(t, ca, oc, ok).Get(httpsURL + "/scrape_configs")
 	require.Error(t, err)
 
-	// Rotate everything to a new CA: the next handshake uses the new files.
+	// Rotate everything to a new CA: the CA file is read at the next
+	// handshake, the key pair as soon as the watcher sees the files change.
 	ca2 := newCA(t, "ca-2")
 	srvCert2, srvKey2, srvSerial2 := ca2.issue(t, "allocator", true)
 	cliCert2, cliKey2, _ := ca2.issue(t, "collector-0", false)
 	writeAtomic(t, caFile, ca2.pem)
 	writeAtomic(t, keyFile, srvKey2)
 	writeAtomic(t, certFile, srvCert2)
-	resp, body = fetch(t, mtlsClient(t, ca2, cliCert2, cliKey2), httpsURL+"/scrape_configs")
+	client2 := mtlsClient(t, ca2, cliCert2, cliKey2)
+	require.Eventually(t, func() bool {
+		resp, err := client2.Get(httpsURL + "/livez")
+		if err != nil {
+			return false // until the server presents a certificate of ca-2
+		}
+		return resp.Body.Close() == nil
+	}, 30*time.Second, 20*time.Millisecond, "the rotated key pair is served")
+	resp, body = fetch(t, client2, httpsURL+"/scrape_configs")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, srvSerial2, resp.TLS.PeerCertificates[0].SerialNumber)
 	require.Contains(t, body, "basic-s3cret")
 	_, err = client.Get(httpsURL + "/scrape_configs")
 	require.Error(t, err, "the old CA no longer verifies the server nor signs accepted clients")
 
-	// A broken file keeps the last good configuration.
+	// A broken file keeps the last good configuration, once the watcher has
+	// tried it.
+	failed := testutil.ToFloat64(certmetrics.ReadCertificateErrors)
 	writeAtomic(t, certFile, []byte("not a certificate"))
-	resp, _ = fetch(t, mtlsClient(t, ca2, cliCert2, cliKey2), httpsURL+"/livez")
+	require.Eventually(t, func() bool { return testutil.ToFloat64(certmetrics.ReadCertificateErrors) > failed },
+		30*time.Second, 20*time.Millisecond, "the watcher reads the broken file")
+	resp, _ = fetch(t, client2, httpsURL+"/livez")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, srvSerial2, resp.TLS.PeerCertificates[0].SerialNumber)
+	_, body = fetch(t, client2, httpsURL+"/metrics")
+	require.Contains(t, body, "certwatcher_read_certificate_errors_total", "the server serves certwatcher's counters")
 }
 
 // TestPlainHTTPAPI keeps the upstream behaviour on request: with HTTPS on

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/shardwise/shardwise/internal/allocator"
 	"github.com/shardwise/shardwise/internal/cli"
@@ -49,6 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
+
+	// The HTTPS key pair's watcher (controller-runtime's certwatcher) logs
+	// through controller-runtime's logger.
+	ctrllog.SetLogger(logr.FromSlogHandler(logger.Handler()))
 
 	// A soft memory limit under the container's: GC works harder near it
 	// rather than the pod being killed (GOMEMLIMIT, when set, wins).
