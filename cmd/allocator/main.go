@@ -5,13 +5,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
+	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -20,7 +24,6 @@ import (
 	"github.com/shardwise/shardwise/internal/allocator"
 	"github.com/shardwise/shardwise/internal/cli"
 	"github.com/shardwise/shardwise/internal/log"
-	"github.com/shardwise/shardwise/internal/memlimit"
 	"github.com/shardwise/shardwise/internal/version"
 	"github.com/shardwise/shardwise/server"
 )
@@ -56,14 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// through controller-runtime's logger.
 	ctrllog.SetLogger(logr.FromSlogHandler(logger.Handler()))
 
-	// A soft memory limit under the container's: GC works harder near it
-	// rather than the pod being killed (GOMEMLIMIT, when set, wins).
-	switch limit, err := memlimit.Set(memlimit.Host); {
-	case err != nil:
-		logger.Warn("could not read the container's memory limit; no Go memory limit set", "err", err)
-	case limit > 0:
-		logger.Info("Go memory limit set from the container's memory limit", "bytes", limit, "fraction", memlimit.Fraction)
-	}
+	setMemoryLimit(logger)
 
 	server.SetReleaseMode()
 
@@ -106,4 +102,33 @@ func statusURL(addr string) string {
 		host = "[" + host + "]"
 	}
 	return "http://" + host + ":" + port + "/"
+}
+
+// memoryLimitRatio is the part of the container's memory limit given to the
+// Go runtime: the rest is for what the runtime does not count (thread stacks
+// outside the heap, memory not yet returned to the kernel, cgo).
+const memoryLimitRatio = 0.9
+
+// setMemoryLimit sets the Go runtime's soft memory limit to memoryLimitRatio
+// of the container's memory limit (cgroup v1 or v2, read by automemlimit)
+// unless GOMEMLIMIT is set, which the runtime reads itself; AUTOMEMLIMIT
+// ("off", or a ratio) overrides the ratio. Without a limit the garbage
+// collector lets the heap grow to twice the live heap and a pod whose live
+// heap is over half its memory limit is killed; with it the collector works
+// harder near the limit instead. The allocator's start-up garbage (decoding
+// the first lists of a large cluster) is what makes its peak RSS several
+// times its live heap (benchmarks/README.md).
+func setMemoryLimit(logger *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit, err := memlimit.Set(memlimit.WithRatio(memoryLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
+	switch {
+	case errors.Is(err, memlimit.ErrNoCgroup), errors.Is(err, memlimit.ErrCgroupsNotSupported):
+		// Not in a container: no limit to follow.
+	case err != nil:
+		logger.Warn("could not read the container's memory limit; no Go memory limit set", "err", err)
+	case limit < math.MaxInt64:
+		logger.Info("Go memory limit set from the container's memory limit", "bytes", limit)
+	}
 }
