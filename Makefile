@@ -35,6 +35,13 @@ envtest: ## Build kube-apiserver and etcd for envtest (cached outside the repo).
 	@./hack/envtest.sh >/dev/null
 
 CHROMIUM := /usr/bin/chromium
+# Modules of their own, so the main module (what a user of apis or of the
+# binaries pulls) does not require their heavy test and benchmark
+# dependencies: the benchmarks (gonum/plot, vegeta, google/pprof,
+# buraksezer/consistent) and the status page browser test (chromedp). Both
+# import the main module through a replace.
+BENCH_MOD   := benchmarks
+BROWSER_MOD := test/browser
 
 .PHONY: browser
 browser: ## Install Debian's chromium for the status page browser test, if missing (needs root and apt).
@@ -47,13 +54,19 @@ test-unit: ## Unit tests: no control plane, envtest tests skip, the browser test
 	@echo ">> test-unit: go test ./... (envtest tests skip)"
 	@[ -x $(CHROMIUM) ] || echo ">> test-unit: $(CHROMIUM) is missing: TestStatusPageInChromium skips (make browser installs it)"
 	env -u KUBEBUILDER_ASSETS $(GO) test -count=1 ./...
+	cd $(BENCH_MOD) && env -u KUBEBUILDER_ASSETS $(GO) test -count=1 ./...
+	cd $(BROWSER_MOD) && $(GO) test -count=1 ./...
 
 .PHONY: test
 test: browser ## All tests, against a real kube-apiserver and etcd, and the status page in Chromium.
 	@echo ">> test: building the envtest control plane (cached after the first run)"
 	@assets=$$(./hack/envtest.sh) && \
 	  echo ">> test: go test ./... with KUBEBUILDER_ASSETS=$$assets" && \
-	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./... && \
+	  echo ">> test: the benchmarks module's tests ($(BENCH_MOD))" && \
+	  cd $(BENCH_MOD) && KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+	@echo ">> test: the status page in $(CHROMIUM) ($(BROWSER_MOD))"
+	cd $(BROWSER_MOD) && SHARDWISE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
 	@echo ">> test: the race detector over the concurrent packages (allocation, discovery/..., server, internal/allocator)"
 	$(GO) test -count=1 -race ./allocation/ ./discovery/... ./server/ ./internal/allocator/
 	@if [ -f test/e2e/go.mod ]; then \
@@ -102,29 +115,30 @@ test-chart: build ## Helm chart tests (separate module test/chart): lint, render
 .PHONY: bench
 bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
 	@echo ">> bench: go test -bench, output also in benchmarks/results/make-bench.txt"
-	@$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ ./benchmarks/... 2>&1 | tee benchmarks/results/make-bench.txt; \
+	@{ $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ && \
+	  cd $(BENCH_MOD) && $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...; } 2>&1 | tee benchmarks/results/make-bench.txt; \
 	  ! grep -q -e '^FAIL' -e '^panic:' benchmarks/results/make-bench.txt
 	@echo ">> bench: plotting the pipeline figures into benchmarks/results"
-	$(GO) run ./benchmarks/cmd/benchplot -in benchmarks/results/make-bench.txt -out benchmarks/results
+	cd $(BENCH_MOD) && $(GO) run ./cmd/benchplot -in results/make-bench.txt -out results
 
 .PHONY: bench-load
 bench-load: build ## Whole-process load test at 100k targets: peak RSS and http_sd latency.
-	$(GO) run ./benchmarks/cmd/loadtest -allocator $(BIN)/allocator -targets 100000 -duration 20s
+	cd $(BENCH_MOD) && $(GO) run ./cmd/loadtest -allocator $(BIN)/allocator -targets 100000 -duration 20s
 
 .PHONY: bench-cluster
 bench-cluster: build ## Whole process with Kubernetes SD on a real API server: 10k and 100k targets x 10 and 100 collectors, then plots (~15 min).
 	@assets=$$(./hack/envtest.sh) && mkdir -p benchmarks/results/cluster && \
-	  $(GO) build -o $(BIN)/clusterload ./benchmarks/cmd/clusterload && \
+	  (cd $(BENCH_MOD) && $(GO) build -o $(BIN)/clusterload ./cmd/clusterload) && \
 	  for t in 10000 100000; do for c in 10 100; do \
 	    echo ">> bench-cluster: $$t targets, 100 monitors, $$c collectors"; \
 	    KUBEBUILDER_ASSETS=$$assets $(BIN)/clusterload -allocator $(BIN)/allocator -targets $$t -monitors 100 -collectors $$c \
 	      -json benchmarks/results/cluster/targets-$$t-collectors-$$c.json || exit 1; \
 	  done; done
-	$(GO) run ./benchmarks/cmd/benchplot -cluster benchmarks/results/cluster -out benchmarks/results
+	cd $(BENCH_MOD) && $(GO) run ./cmd/benchplot -cluster results/cluster -out results
 
 .PHONY: stability
 stability: ## Rebalance stability of consistent-hashing at 100k targets, as JSON.
-	$(GO) run ./benchmarks/cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
+	cd $(BENCH_MOD) && $(GO) run ./cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
 
 .PHONY: tools
 tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT)
@@ -173,8 +187,9 @@ monitoring-crds: $(CONTROLLER_GEN) ## Generate the ServiceMonitor, PodMonitor, P
 	  for k in servicemonitors podmonitors probes scrapeconfigs; do cp $$tmp/monitoring.coreos.com_$$k.yaml test/crds/; done
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint over the main module, the benchmarks and the browser test.
 	$(GOLANGCI_LINT) run ./...
+	@for m in $(BENCH_MOD) $(BROWSER_MOD); do echo ">> lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
 verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large tracked file.
@@ -183,8 +198,9 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large
 	$(MAKE) --no-print-directory generate manifests
 	./third_party/prometheus.sh
 	$(GO) mod tidy
-	@for m in hack/tools/*/ test/e2e/ test/chart/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
+	@for m in hack/tools/*/ test/e2e/ test/chart/ $(BENCH_MOD)/ $(BROWSER_MOD)/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...
+	@for m in $(BENCH_MOD) $(BROWSER_MOD); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	$(MAKE) --no-print-directory chart-readme
 	@git diff --exit-code || { echo "verify: generated files or go.mod are out of date; run make verify and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- config test/crds apis charts)" || { git status --porcelain -- config test/crds apis charts; echo "verify: untracked generated files"; exit 1; }

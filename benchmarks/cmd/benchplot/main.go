@@ -3,7 +3,7 @@
 // benchmarks/results/make-bench.txt): for BenchmarkPipeline/full/targets=N,
 // the time of each stage per pass and the cost per discovered target, over N.
 //
-//	go run ./benchmarks/cmd/benchplot -in benchmarks/results/make-bench.txt -out benchmarks/results
+//	go -C benchmarks run ./cmd/benchplot -in results/make-bench.txt -out results
 //
 // It writes pipeline-ms.{png,svg} and pipeline-per-target.{png,svg}. Lines of
 // other benchmarks are skipped; a run with no pipeline lines is an error.
@@ -12,7 +12,7 @@
 // cluster-rss.{png,svg} (RSS over time) and cluster-complete.{png,svg}
 // (time to a complete assignment and peak RSS over the size).
 //
-//	go run ./benchmarks/cmd/benchplot -cluster benchmarks/results/cluster -out benchmarks/results
+//	go -C benchmarks run ./cmd/benchplot -cluster results/cluster -out results
 package main
 
 import (
@@ -35,8 +35,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchplot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	in := fs.String("in", "benchmarks/results/make-bench.txt", "go test -bench output to read")
-	out := fs.String("out", "benchmarks/results", "directory to write the figures into")
+	in := fs.String("in", "results/make-bench.txt", "go test -bench output to read")
+	out := fs.String("out", "results", "directory to write the figures into")
 	clusterDir := fs.String("cluster", "", "plot the clusterload JSON summaries in this directory (cluster-rss, cluster-complete) instead")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -10,8 +10,8 @@
 // rest, and the time a rolling update step of a 1,000-pod Deployment takes
 // to reach the collectors. See package benchmarks/internal/cluster.
 //
-//	make build
-//	KUBEBUILDER_ASSETS=$(./hack/envtest.sh) go run ./benchmarks/cmd/clusterload -targets 50000 -monitors 100 -collectors 10
+//	make build && go -C benchmarks build -o $PWD/bin/clusterload ./cmd/clusterload
+//	KUBEBUILDER_ASSETS=$(./hack/envtest.sh) ./bin/clusterload -targets 50000 -monitors 100 -collectors 10
 //
 // -allocators K runs K allocators side by side, each selecting its own
 // share of the ServiceMonitors and collectors; -poll-interval runs the

@@ -15,7 +15,7 @@
 // a JSON summary.
 //
 //	make build
-//	go run ./benchmarks/cmd/loadtest -allocator ./bin/allocator -targets 100000 -duration 20s
+//	go -C benchmarks run ./cmd/loadtest -allocator $PWD/bin/allocator -targets 100000 -duration 20s
 package main
 
 import (

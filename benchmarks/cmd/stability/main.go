@@ -7,7 +7,7 @@
 // balance, balance_after_join, moved_join, min_join, moved_leave, min_leave,
 // moved_churn, churn_min, restart_moved, assign_ms, join_ms):
 //
-//	go run ./benchmarks/cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
+//	go -C benchmarks run ./cmd/stability -targets 100000 -collectors 3,10,30,100 -strategy consistent-hashing -json
 //
 // -scenario NAME|all runs scenarios over every strategy (or those named by
 // -strategy) and prints a summary per strategy (with -json, every step).
