@@ -115,7 +115,7 @@ test-chart: build ## Helm chart tests (separate module test/chart): lint, render
 .PHONY: bench
 bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
 	@echo ">> bench: go test -bench, output also in benchmarks/results/make-bench.txt"
-	@{ $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/ && \
+	@{ $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./allocation/ ./server/ ./discovery/; \
 	  cd $(BENCH_MOD) && $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...; } 2>&1 | tee benchmarks/results/make-bench.txt; \
 	  ! grep -q -e '^FAIL' -e '^panic:' benchmarks/results/make-bench.txt
 	@echo ">> bench: plotting the pipeline figures into benchmarks/results"
