@@ -307,9 +307,11 @@ func (s *Server) Run(ctx context.Context) error {
 	case err := <-errc:
 		pending--
 		runErr = fmt.Errorf("serve: %w", err)
-	case err := <-watchDone:
+	case err := <-watchDone: // it returns before ctx is done only on an error
 		stopWatch = func() error { return nil }
-		runErr = fmt.Errorf("watch https key pair: %w", err)
+		if ctx.Err() == nil {
+			runErr = fmt.Errorf("watch https key pair: %w", err)
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
