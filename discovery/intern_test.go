@@ -17,7 +17,7 @@ import (
 )
 
 // TestKubernetesSDSharesLabelStrings: the patched Kubernetes SD
-// (hack/third_party/prometheus.sh, third and fourth changes) keeps one copy
+// (third_party/prometheus.sh, third and fourth changes) keeps one copy
 // of each label and annotation name and value that pods share, and of each
 // __meta_kubernetes_pod_label_* / _annotation_* name it builds, instead of
 // one per pod and target; the labels served are unchanged.

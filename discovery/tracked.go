@@ -33,7 +33,7 @@ import (
 // at once (static, http, dns and every refresh-based mechanism); the
 // initial-sync marker for Kubernetes and file discovery, which send one group
 // per object or file (our patched copy of Prometheus sends the marker, see
-// hack/third_party/prometheus.sh).
+// third_party/prometheus.sh).
 const (
 	syncedPrefix = "shardwise/provider-synced/"
 	syncedLabel  = model.LabelName("__shardwise_provider_synced__")
