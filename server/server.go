@@ -256,41 +256,20 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	servers := []*http.Server{s.httpServer(errLog, nil)}
-	// The key pair's watcher, with HTTPS: it stops with the listeners.
-	var watchDone <-chan error
-	stopWatch := func() error { return nil }
 	listeners := []net.Listener{ln}
 	s.httpAddr = ln.Addr()
+	// The key pair's watcher, with HTTPS: it stops with the listeners.
+	watch := &keyPairWatch{stop: func() error { return nil }}
 	if s.tls != nil {
-		tln, err := lc.Listen(ctx, "tcp", s.opts.HTTPS.ListenAddr)
-		if err != nil {
+		var tln net.Listener
+		var srv *http.Server
+		if tln, srv, watch, err = s.listenTLS(ctx, &lc, errLog); err != nil {
 			_ = ln.Close()
-			return fmt.Errorf("listen on %s: %w", s.opts.HTTPS.ListenAddr, err)
+			return err
 		}
-		s.httpsAddr = tln.Addr()
-		pair, err := s.tls.watcher()
-		if err != nil {
-			_ = ln.Close()
-			_ = tln.Close()
-			return fmt.Errorf("load https certificates: %w", err)
-		}
-		wctx, stop := context.WithCancel(ctx)
-		defer stop()
-		done := make(chan error, 1)
-		watchDone = done
-		go func() { done <- pair.Start(wctx) }()
-		stopWatch = func() error {
-			stop()
-			return <-done
-		}
-		tlsConfig := &tls.Config{
-			MinVersion: tls.VersionTLS12,
-			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-				return s.tls.config()
-			},
-		}
-		servers = append(servers, s.httpServer(errLog, tlsConfig))
-		listeners = append(listeners, tls.NewListener(tln, tlsConfig))
+		defer watch.cancel()
+		servers = append(servers, srv)
+		listeners = append(listeners, tln)
 	}
 	close(s.listening)
 
@@ -307,12 +286,56 @@ func (s *Server) Run(ctx context.Context) error {
 	case err := <-errc:
 		pending--
 		runErr = fmt.Errorf("serve: %w", err)
-	case err := <-watchDone: // it returns before ctx is done only on an error
-		stopWatch = func() error { return nil }
+	case err := <-watch.done: // it returns before ctx is done only on an error
+		watch.stop = func() error { return nil }
 		if ctx.Err() == nil {
 			runErr = fmt.Errorf("watch https key pair: %w", err)
 		}
 	}
+	return s.shutdown(ctx, servers, errc, pending, watch, runErr)
+}
+
+// keyPairWatch is the running watcher of the HTTPS key pair: done receives
+// its result, stop cancels it and waits for it.
+type keyPairWatch struct {
+	done   <-chan error
+	cancel context.CancelFunc
+	stop   func() error
+}
+
+// listenTLS listens on the HTTPS address and starts the key pair's watcher;
+// it returns the TLS listener and its server.
+func (s *Server) listenTLS(ctx context.Context, lc *net.ListenConfig, errLog *log.Logger) (net.Listener, *http.Server, *keyPairWatch, error) {
+	tln, err := lc.Listen(ctx, "tcp", s.opts.HTTPS.ListenAddr)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("listen on %s: %w", s.opts.HTTPS.ListenAddr, err)
+	}
+	s.httpsAddr = tln.Addr()
+	pair, err := s.tls.watcher()
+	if err != nil {
+		_ = tln.Close()
+		return nil, nil, nil, fmt.Errorf("load https certificates: %w", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- pair.Start(wctx) }()
+	watch := &keyPairWatch{done: done, cancel: cancel, stop: func() error {
+		cancel()
+		return <-done
+	}}
+	tlsConfig := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return s.tls.config()
+		},
+	}
+	return tls.NewListener(tln, tlsConfig), s.httpServer(errLog, tlsConfig), watch, nil
+}
+
+// shutdown stops the servers gracefully within ShutdownTimeout, waits for
+// the pending Serve calls and the key pair's watcher, and returns runErr or
+// else the first error they report.
+func (s *Server) shutdown(ctx context.Context, servers []*http.Server, errc <-chan error, pending int, watch *keyPairWatch, runErr error) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
 	for _, srv := range servers {
@@ -326,7 +349,7 @@ func (s *Server) Run(ctx context.Context) error {
 			runErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	if err := stopWatch(); err != nil && runErr == nil {
+	if err := watch.stop(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("watch https key pair: %w", err)
 	}
 	s.log.Info("server stopped")
