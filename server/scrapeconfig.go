@@ -184,49 +184,11 @@ func (e *treeEncoder) encode(v reflect.Value, depth int) (any, error) {
 			return nil, nil
 		}
 	}
-	switch v.Type() {
-	case secretType:
-		s := v.String()
-		switch {
-		case s == "":
-			return nil, nil
-		case e.reveal:
-			return s, nil
-		default:
-			return secretToken, nil
-		}
-	case urlType:
-		if u := v.Interface().(commonconfig.URL); e.reveal && u.URL != nil {
-			return u.String(), nil
-		}
+	out, next, done, err := e.encodeSpecial(v, depth)
+	if done || err != nil {
+		return out, err
 	}
-	if v.Kind() == reflect.Pointer && (v.Type().Elem() == secretType || v.Type().Elem() == urlType) {
-		// Their MarshalYAML methods consult process-global switches.
-		return e.encode(v.Elem(), depth+1)
-	}
-	if v.CanInterface() {
-		switch m := v.Interface().(type) {
-		case time.Time:
-			return m.Format(time.RFC3339Nano), nil
-		case *time.Time:
-			return m.Format(time.RFC3339Nano), nil
-		case yamlMarshaler:
-			out, err := m.MarshalYAML()
-			if err != nil {
-				return nil, err
-			}
-			if out == nil {
-				return nil, nil
-			}
-			v = reflect.ValueOf(out)
-		case encoding.TextMarshaler:
-			text, err := m.MarshalText()
-			if err != nil {
-				return nil, err
-			}
-			return string(text), nil
-		}
-	}
+	v = next
 	switch v.Kind() {
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
@@ -234,38 +196,104 @@ func (e *treeEncoder) encode(v reflect.Value, depth int) (any, error) {
 		}
 		return e.encode(v.Elem(), depth+1)
 	case reflect.Map:
-		if v.IsNil() {
-			return map[string]any{}, nil
-		}
-		out := make(map[string]any, v.Len())
-		iter := v.MapRange()
-		for iter.Next() {
-			k, err := e.encode(iter.Key(), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			val, err := e.encode(iter.Value(), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[keyString(k)] = val
-		}
-		return out, nil
+		return e.encodeMap(v, depth)
 	case reflect.Struct:
 		return e.encodeStruct(v, depth)
 	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return []any{}, nil
+		return e.encodeList(v, depth)
+	}
+	return encodeScalar(v)
+}
+
+// encodeSpecial encodes the values yaml.v2 does not take field by field:
+// secrets (redacted unless revealed), URLs, times, MarshalYAML and
+// MarshalText. done is false when v is none of them; next is then the value
+// to encode (what MarshalYAML returned, or v).
+func (e *treeEncoder) encodeSpecial(v reflect.Value, depth int) (out any, next reflect.Value, done bool, err error) {
+	switch v.Type() {
+	case secretType:
+		s := v.String()
+		switch {
+		case s == "":
+			return nil, v, true, nil
+		case e.reveal:
+			return s, v, true, nil
+		default:
+			return secretToken, v, true, nil
 		}
-		out := make([]any, v.Len())
-		for i := range out {
-			x, err := e.encode(v.Index(i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = x
+	case urlType:
+		if u := v.Interface().(commonconfig.URL); e.reveal && u.URL != nil {
+			return u.String(), v, true, nil
 		}
-		return out, nil
+	}
+	if v.Kind() == reflect.Pointer && (v.Type().Elem() == secretType || v.Type().Elem() == urlType) {
+		// Their MarshalYAML methods consult process-global switches.
+		out, err := e.encode(v.Elem(), depth+1)
+		return out, v, true, err
+	}
+	if !v.CanInterface() {
+		return nil, v, false, nil
+	}
+	switch m := v.Interface().(type) {
+	case time.Time:
+		return m.Format(time.RFC3339Nano), v, true, nil
+	case *time.Time:
+		return m.Format(time.RFC3339Nano), v, true, nil
+	case yamlMarshaler:
+		out, err := m.MarshalYAML()
+		if err != nil || out == nil {
+			return nil, v, true, err
+		}
+		return nil, reflect.ValueOf(out), false, nil
+	case encoding.TextMarshaler:
+		text, err := m.MarshalText()
+		if err != nil {
+			return nil, v, true, err
+		}
+		return string(text), v, true, nil
+	}
+	return nil, v, false, nil
+}
+
+func (e *treeEncoder) encodeMap(v reflect.Value, depth int) (any, error) {
+	if v.IsNil() {
+		return map[string]any{}, nil
+	}
+	out := make(map[string]any, v.Len())
+	iter := v.MapRange()
+	for iter.Next() {
+		k, err := e.encode(iter.Key(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		val, err := e.encode(iter.Value(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[keyString(k)] = val
+	}
+	return out, nil
+}
+
+func (e *treeEncoder) encodeList(v reflect.Value, depth int) (any, error) {
+	if v.Kind() == reflect.Slice && v.IsNil() {
+		return []any{}, nil
+	}
+	out := make([]any, v.Len())
+	for i := range out {
+		x, err := e.encode(v.Index(i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// encodeScalar encodes strings, numbers (a time.Duration as its string,
+// infinities and NaN as YAML spells them) and booleans.
+func encodeScalar(v reflect.Value) (any, error) {
+	switch v.Kind() {
 	case reflect.String:
 		return v.String(), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
