@@ -204,32 +204,8 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 		return outcomes
 	}
 
-	// Container names: the common list for every language, then (with
-	// multi-instrumentation) each language's own list appended.
-	common := annotationValue(in.Namespace, pod.ObjectMeta, AnnotationContainerNames)
-	if common != "" && !containerNamesPattern.MatchString(common) {
-		return all(Invalid, fmt.Sprintf("annotation %s=%q has characters other than letters, digits, '-' and ','", AnnotationContainerNames, common))
-	}
-	for _, t := range targets {
-		if common != "" {
-			t.containers = strings.Split(common, ",")
-		}
-	}
-	if s.MultiInstrumentation {
-		for _, t := range targets {
-			key := ContainersAnnotation(t.lang)
-			v := annotationValue(in.Namespace, pod.ObjectMeta, key)
-			if v == "" {
-				continue
-			}
-			if !containerNamesPattern.MatchString(v) {
-				return all(Invalid, fmt.Sprintf("annotation %s=%q has characters other than letters, digits, '-' and ','", key, v))
-			}
-			t.containers = append(t.containers, strings.Split(v, ",")...)
-		}
-		if err := checkContainers(targets); err != "" {
-			return all(Invalid, err)
-		}
+	if reason := assignContainers(pod, in, s, targets); reason != "" {
+		return all(Invalid, reason)
 	}
 
 	injected := make([]string, 0, len(targets))
@@ -238,26 +214,7 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 			t.containers = []string{pod.Spec.Containers[0].Name}
 		}
 		inj := &injector{pod: pod, in: in, inst: t.inst, s: s}
-		var reason string
-		var ok bool
-		switch t.lang {
-		case Java:
-			ok, reason = inj.java(t.containers)
-		case NodeJS:
-			ok, reason = inj.nodejs(t.containers)
-		case Python:
-			ok, reason = inj.python(t.containers, annotationValue(in.Namespace, pod.ObjectMeta, AnnotationPythonPlatform))
-		case DotNet:
-			ok, reason = inj.dotnet(t.containers, annotationValue(in.Namespace, pod.ObjectMeta, AnnotationDotNetRuntime))
-		case Go:
-			ok, reason = inj.golang(t.containers)
-		case ApacheHttpd:
-			ok, reason = inj.apacheHttpd(t.containers)
-		case Nginx:
-			ok, reason = inj.nginx(t.containers)
-		case SDK:
-			ok, reason = inj.sdk(t.containers)
-		}
+		ok, reason := inj.inject(t.lang, t.containers)
 		t.outcome.Reason = reason
 		if ok {
 			t.outcome.Result = Injected
@@ -273,6 +230,60 @@ func Mutate(pod *corev1.Pod, in Input, s Settings) []Outcome {
 		pod.Annotations[AnnotationInjected] = strings.Join(injected, ",")
 	}
 	return outcomes
+}
+
+// assignContainers gives each target its container names: the common list
+// for every language, then (with multi-instrumentation) each language's own
+// list appended. It returns why the annotations are invalid, or "".
+func assignContainers(pod *corev1.Pod, in Input, s Settings, targets []*target) string {
+	common := annotationValue(in.Namespace, pod.ObjectMeta, AnnotationContainerNames)
+	if common != "" && !containerNamesPattern.MatchString(common) {
+		return fmt.Sprintf("annotation %s=%q has characters other than letters, digits, '-' and ','", AnnotationContainerNames, common)
+	}
+	for _, t := range targets {
+		if common != "" {
+			t.containers = strings.Split(common, ",")
+		}
+	}
+	if !s.MultiInstrumentation {
+		return ""
+	}
+	for _, t := range targets {
+		key := ContainersAnnotation(t.lang)
+		v := annotationValue(in.Namespace, pod.ObjectMeta, key)
+		if v == "" {
+			continue
+		}
+		if !containerNamesPattern.MatchString(v) {
+			return fmt.Sprintf("annotation %s=%q has characters other than letters, digits, '-' and ','", key, v)
+		}
+		t.containers = append(t.containers, strings.Split(v, ",")...)
+	}
+	return checkContainers(targets)
+}
+
+// inject injects lang's agent into the named containers; it says whether
+// any got it, and what went wrong.
+func (j *injector) inject(lang Language, containers []string) (bool, string) {
+	switch lang {
+	case Java:
+		return j.java(containers)
+	case NodeJS:
+		return j.nodejs(containers)
+	case Python:
+		return j.python(containers, annotationValue(j.in.Namespace, j.pod.ObjectMeta, AnnotationPythonPlatform))
+	case DotNet:
+		return j.dotnet(containers, annotationValue(j.in.Namespace, j.pod.ObjectMeta, AnnotationDotNetRuntime))
+	case Go:
+		return j.golang(containers)
+	case ApacheHttpd:
+		return j.apacheHttpd(containers)
+	case Nginx:
+		return j.nginx(containers)
+	case SDK:
+		return j.sdk(containers)
+	}
+	return false, fmt.Sprintf("language %s is not supported", lang)
 }
 
 // checkContainers applies upstream's rules for several languages: no
