@@ -24,7 +24,6 @@ const (
 	TargetAllocatorFilterStrategyNone                  TargetAllocatorFilterStrategy     = "none"
 )
 
-// +kubebuilder:validation:XValidation:rule="!has(self.denyFSAccessThroughSMs)",message="denyFSAccessThroughSMs is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.allowNamespaces) || !has(self.denyNamespaces)",message="allowNamespaces and denyNamespaces are mutually exclusive"
 
 // TargetAllocatorPrometheusCR configures discovery of prometheus-operator
@@ -97,7 +96,14 @@ type TargetAllocatorPrometheusCR struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ScrapeClasses []AnyConfig `json:"scrapeClasses,omitempty"`
 
-	// denyFSAccessThroughSMs is not supported by shardwise: setting it is rejected.
+	// denyFSAccessThroughSMs refuses ServiceMonitors and PodMonitors that
+	// make the collectors read their own files (bearerTokenFile, tlsConfig's
+	// caFile, certFile and keyFile): such a monitor would send the
+	// collector's ServiceAccount token, or any file it can read, to the
+	// monitor author's target. A refused monitor is a Warning event and a
+	// metric; the others keep being served. Unset, it is true when the
+	// allocator discovers monitors outside its own namespace (upstream's
+	// default is false) and false when it reads only its own namespace.
 	// +optional
 	DenyFSAccessThroughSMs *bool `json:"denyFSAccessThroughSMs,omitempty"`
 }

@@ -41,6 +41,7 @@ type RenderedHTTPS struct {
 // rendered (it selects nothing), `{}` selects all.
 type RenderedPrometheusCR struct {
 	AllowNamespaces                 []string              `json:"allow_namespaces,omitempty"`
+	DenyFSAccessThroughSMs          bool                  `json:"deny_fs_access_through_sms,omitempty"`
 	DenyNamespaces                  []string              `json:"deny_namespaces,omitempty"`
 	Enabled                         bool                  `json:"enabled"`
 	EvaluationInterval              string                `json:"evaluation_interval,omitempty"`

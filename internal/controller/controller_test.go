@@ -339,7 +339,6 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 		{"ipFamilies not a family", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilies: [IPv5]\n", "spec.ipFamilies[0]"},
 		{"ipFamilyPolicy unknown", "  mode: statefulset\n", "  mode: statefulset\n  ipFamilyPolicy: AnyStack\n", "spec.ipFamilyPolicy"},
 		{"targetAllocator.mtls without certificates", "    enabled: true\n", "    enabled: true\n    mtls:\n      enabled: true\n      useCertManager: false\n", "mtls with useCertManager false needs"},
-		{"prometheusCR.denyFSAccessThroughSMs", "    enabled: true\n", "    enabled: true\n    prometheusCR:\n      denyFSAccessThroughSMs: true\n", "denyFSAccessThroughSMs"},
 		{"allocator with deployment", "mode: statefulset", "mode: deployment", "the target allocator needs mode statefulset"},
 		{"per-node with statefulset", "    enabled: true\n", "    enabled: true\n    allocationStrategy: per-node\n", "per-node needs mode daemonset"},
 		{"negative replicas", "  mode: statefulset\n", "  mode: statefulset\n  replicas: -1\n", "spec.replicas"},

@@ -234,3 +234,38 @@ func TestAllocatorConfigLoads(t *testing.T) {
 	require.Contains(t, rendered, "replacement: $1\n")
 	require.NotContains(t, rendered, "$$")
 }
+
+// TestDenyFSAccessDefault: an allocator that reads monitors of other
+// namespaces refuses monitors that read the collectors' files unless its
+// spec says otherwise; one that reads only its own namespace allows them,
+// as upstream; the rendered key is what the allocator reads.
+func TestDenyFSAccessDefault(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	for _, tc := range []struct {
+		name  string
+		allow []string
+		set   *bool
+		want  bool
+	}{
+		{"every namespace", nil, nil, true},
+		{"another namespace", []string{"observability", "team-b"}, nil, true},
+		{"own namespace only", []string{"observability"}, nil, false},
+		{"every namespace, allowed explicitly", nil, &no, false},
+		{"own namespace, denied explicitly", []string{"observability"}, &yes, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ta := allocatorFromExample(t, upstreamExample)
+			ta.Spec.PrometheusCR.Enabled = true
+			ta.Spec.PrometheusCR.AllowNamespaces = tc.allow
+			ta.Spec.PrometheusCR.DenyFSAccessThroughSMs = tc.set
+			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+			rendered, err := manifests.RenderAllocatorConfig(ta, sel, nil)
+			require.NoError(t, err)
+			cfg, err := allocatorconfig.ParseConfig([]byte(rendered))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, cfg.PrometheusCR.DenyFSAccessThroughSMs)
+		})
+	}
+}

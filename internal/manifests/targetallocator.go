@@ -139,7 +139,7 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 		FilterStrategy:               filter,
 		Config:                       allocatorconfig.RenderedPrometheus{ScrapeConfigs: scrapeConfigs},
 		AllowInsecureAuthSecrets:     spec.AllowInsecureAuthSecrets,
-		PrometheusCR:                 renderPrometheusCR(spec.PrometheusCR),
+		PrometheusCR:                 renderPrometheusCR(spec.PrometheusCR, ta.Namespace),
 	}
 	if spec.Mtls.IsEnabled() {
 		ca, cert, key := tlsFiles()
@@ -158,10 +158,15 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 	return string(b), nil
 }
 
-// renderPrometheusCR is the prometheus_cr block, nil when it is disabled.
-func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR) *allocatorconfig.RenderedPrometheusCR {
+// renderPrometheusCR is the prometheus_cr block of an allocator in
+// namespace ns, nil when it is disabled.
+func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *allocatorconfig.RenderedPrometheusCR {
 	if !p.Enabled {
 		return nil
+	}
+	denyFS := DiscoversOtherNamespaces(p, ns)
+	if p.DenyFSAccessThroughSMs != nil {
+		denyFS = *p.DenyFSAccessThroughSMs
 	}
 	duration := func(d *metav1.Duration) string {
 		if d == nil {
@@ -172,6 +177,7 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR) *allocatorconfig.
 	return &allocatorconfig.RenderedPrometheusCR{
 		Enabled:                         true,
 		AllowNamespaces:                 p.AllowNamespaces,
+		DenyFSAccessThroughSMs:          denyFS,
 		DenyNamespaces:                  p.DenyNamespaces,
 		SecretNamespaces:                p.SecretNamespaces,
 		ScrapeProtocols:                 p.ScrapeProtocols,
@@ -449,4 +455,22 @@ func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labe
 			})
 	}
 	return owned, foreign, nil
+}
+
+// DiscoversOtherNamespaces says whether an allocator in namespace ns with
+// prometheusCR p reads monitors of any namespace but its own: with no
+// allowNamespaces (every namespace, deny-listed ones aside) or with another
+// namespace among them. Whoever may create monitors there is then not
+// whoever owns the allocator, so file access through monitors is denied by
+// default.
+func DiscoversOtherNamespaces(p v1beta1.TargetAllocatorPrometheusCR, ns string) bool {
+	if len(p.AllowNamespaces) == 0 {
+		return true
+	}
+	for _, n := range p.AllowNamespaces {
+		if n != ns {
+			return true
+		}
+	}
+	return false
 }
