@@ -155,14 +155,14 @@ type Server struct {
 	httpsAddr net.Addr      // set before listening is closed; nil without HTTPS
 }
 
-// New returns a server for the given options. It reads the TLS files when
-// HTTPS is configured, so a bad certificate fails here rather than at the
-// first handshake.
 // SetReleaseMode puts gin, whose mode is process-wide, in release mode (no
 // debug route listing on start). A binary calls it once before New; the
 // server changes no gin globals itself.
 func SetReleaseMode() { gin.SetMode(gin.ReleaseMode) }
 
+// New returns a server for the given options. It reads the TLS files when
+// HTTPS is configured, so a bad certificate fails here rather than at the
+// first handshake.
 func New(opts Options) (*Server, error) {
 	if opts.Assignments == nil {
 		return nil, errors.New("server: Options.Assignments is required")

@@ -140,11 +140,6 @@ func (h harness) scale(t *testing.T, obj client.Object, replicas int32) {
 	require.NoError(t, err, "scale %T %s to %d", obj, client.ObjectKeyFromObject(obj), replicas)
 }
 
-func isAlreadyExists(err error) bool {
-	var s interface{ Status() metav1.Status }
-	return errors.As(err, &s) && s.Status().Reason == metav1.StatusReasonAlreadyExists
-}
-
 // withWatch adapts a client.Client to the interceptor's client.WithWatch.
 type withWatch struct{ client.Client }
 

@@ -152,7 +152,7 @@ func podMonitor(c *v1beta1.OpenTelemetryCollector) (client.Object, error) {
 	// The injected container's own names for its metrics and exporter
 	// ports (a user port may have taken an exporter's).
 	endpoints := []any{map[string]any{"port": metricsPortName}}
-	ctrPorts := container.ContainerPorts(c.Spec.Config, c.Spec.Ports)
+	ctrPorts := container.Ports(c.Spec.Config, c.Spec.Ports)
 	for _, p := range container.ExporterPorts(c.Spec.Config) {
 		i := slices.IndexFunc(ctrPorts, func(cp corev1.ContainerPort) bool { return cp.ContainerPort == p.Port && cp.Protocol == p.Protocol })
 		if i >= 0 && ctrPorts[i].Name != metricsPortName {

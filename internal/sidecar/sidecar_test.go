@@ -530,7 +530,7 @@ func TestContainerPortsMerge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got []string
-			for _, p := range container.ContainerPorts(cfg, tc.user) {
+			for _, p := range container.Ports(cfg, tc.user) {
 				got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
 			}
 			require.Equal(t, tc.want, got)
@@ -547,7 +547,7 @@ func TestContainerPortsNoDuplicateNames(t *testing.T) {
 		{ServicePort: corev1.ServicePort{Name: "y", Port: 6831}},
 	}
 	var got []string
-	for _, p := range container.ContainerPorts(c.Spec.Config, user) {
+	for _, p := range container.Ports(c.Spec.Config, user) {
 		got = append(got, fmt.Sprintf("%s:%d/%s", p.Name, p.ContainerPort, p.Protocol))
 	}
 	// The user's second y became port-6831/TCP; the inferred port-6831/UDP

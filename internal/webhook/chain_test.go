@@ -43,9 +43,7 @@ type panics struct{}
 func (panics) Name() string { return "panics" }
 func (panics) Mutate(_ context.Context, _ *corev1.Namespace, pod *corev1.Pod) ([]Finding, error) {
 	pod.Labels = map[string]string{"panicked": "true"}
-	var m map[string]string
-	m["boom"] = "x"
-	return nil, nil
+	panic("assignment to entry in nil map")
 }
 
 // recorder counts the Warning events the handler records.

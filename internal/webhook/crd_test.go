@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -106,5 +105,3 @@ func TestInstrumentationShortNamesAndStatus(t *testing.T) {
 	require.Equal(t, []string{"otelinst", "otelinsts"}, crd.Spec.Names.ShortNames)
 	require.Contains(t, crd.Spec.Versions[0].Subresources, "status")
 }
-
-func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AllowNamespacesAnnotation, on an OpenTelemetryCollector or an
-// Instrumentation, lists the namespaces (comma-separated; "*" for every one)
+// AllowNamespacesAnnotation is the annotation that, on an
+// OpenTelemetryCollector or an Instrumentation, lists the namespaces (comma-separated; "*" for every one)
 // whose pods may name the resource as <namespace>/<name> in an injection
 // annotation. A reference hands the pod the resource's configuration,
 // exporter headers and literal environment values, read with the operator's

@@ -68,7 +68,7 @@ func Build(c *v1beta1.OpenTelemetryCollector, o Options) (corev1.Container, erro
 		Args:            args(spec.Args, o),
 		Env:             env(spec, o),
 		EnvFrom:         nilIfEmpty(envFrom),
-		Ports:           ContainerPorts(spec.Config, spec.Ports),
+		Ports:           Ports(spec.Config, spec.Ports),
 		Resources:       *spec.Resources.DeepCopy(),
 		VolumeMounts:    volumeMounts(spec, o),
 		SecurityContext: SecurityContext(spec.SecurityContext, o.PodSecurityContext),

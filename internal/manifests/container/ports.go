@@ -318,14 +318,14 @@ func l4(p corev1.Protocol) corev1.Protocol {
 	return p
 }
 
-// ContainerPorts are the container's ports, sorted by name as upstream's
+// Ports are the container's ports, sorted by name as upstream's
 // getContainerPorts: the metrics port, the user's (spec.ports; the
 // container listens on a numeric targetPort when one is set), then the
 // inferred ones. A user port whose name an earlier one took is renamed
 // port-<number>, and dropped if that is taken too; an inferred port whose
 // number and protocol the user or the metrics port declares is dropped, one
 // whose name is taken is renamed the same way.
-func ContainerPorts(cfg v1beta1.Config, user []v1beta1.PortsSpec) []corev1.ContainerPort {
+func Ports(cfg v1beta1.Config, user []v1beta1.PortsSpec) []corev1.ContainerPort {
 	metrics := MetricsPort(cfg)
 	out := []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: metrics, Protocol: tcp}}
 	names := map[string]bool{MetricsPortName: true}
