@@ -147,6 +147,8 @@ type Server struct {
 	configs configCache
 	jobs    jobsCache
 	page    statusCache
+	// lookups holds a token per running status-page lookup (maxLookups).
+	lookups chan struct{}
 
 	mu        sync.Mutex    // guards running
 	running   bool          // Run has been called
@@ -207,6 +209,7 @@ func New(opts Options) (*Server, error) {
 		metrics:   m,
 		cache:     newBodyCache(opts.ResponseCacheBytes, m),
 		listening: make(chan struct{}),
+		lookups:   make(chan struct{}, maxLookups),
 	}
 	if opts.HTTPS != nil {
 		https := *opts.HTTPS // a copy: the caller's struct is left alone

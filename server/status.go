@@ -32,6 +32,12 @@ const (
 	chartBarHeight  = 16
 	chartCountWidth = 90
 	maxLookupHits   = 200
+	// maxLookups is how many target lookups (?q=, a scan of every target)
+	// run at once; more answer 429, so a burst of lookups cannot take the
+	// allocator's CPU from the collectors it serves.
+	maxLookups = 2
+	// maxQueryBytes bounds a lookup's query.
+	maxQueryBytes = 256
 )
 
 type statusPage struct {
@@ -135,8 +141,22 @@ func (s *Server) status(c *gin.Context) {
 		p.ScrapeJobs, p.ConfigReady = len(m), ready
 	}
 	if p.Query != "" {
+		if len(p.Query) > maxQueryBytes {
+			s.writeError(c, http.StatusBadRequest, fmt.Sprintf("the lookup query is longer than %d bytes", maxQueryBytes))
+			return
+		}
+		select {
+		case s.lookups <- struct{}{}:
+		default:
+			c.Header("Retry-After", "1")
+			s.writeError(c, http.StatusTooManyRequests, fmt.Sprintf("%d target lookups are running; try again", maxLookups))
+			return
+		}
 		p.Searched = true
-		p.Hits, p.HitsCapped = lookup(snap, p.Query)
+		func() {
+			defer func() { <-s.lookups }()
+			p.Hits, p.HitsCapped = lookup(snap, p.Query)
+		}()
 	}
 	var buf bytes.Buffer
 	if err := statusTemplate.Execute(&buf, p); err != nil {

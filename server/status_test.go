@@ -61,6 +61,25 @@ func TestStatusPage(t *testing.T) {
 	require.Contains(t, w.Body.String(), `id="nohits"`)
 }
 
+// TestStatusLookupBounded: lookups beyond maxLookups at once answer 429,
+// and an overlong query 400, while the page itself keeps being served.
+func TestStatusLookupBounded(t *testing.T) {
+	t.Parallel()
+	a := statusFixture(t)
+	srv := newServer(t, a, &fakeConfigs{ready: true})
+	h := srv.Handler()
+	for range maxLookups {
+		srv.lookups <- struct{}{} // lookups in progress
+	}
+	w := get(t, h, "/?q=static")
+	require.Equal(t, http.StatusTooManyRequests, w.Code)
+	require.Contains(t, w.Body.String(), "target lookups are running")
+	require.Equal(t, http.StatusOK, get(t, h, "/").Code, "the page without a lookup is served")
+	<-srv.lookups
+	require.Equal(t, http.StatusOK, get(t, h, "/?q=static").Code)
+	require.Equal(t, http.StatusBadRequest, get(t, h, "/?q="+strings.Repeat("x", maxQueryBytes+1)).Code)
+}
+
 func TestStatusPageEmpty(t *testing.T) {
 	t.Parallel()
 	a, err := allocation.New(allocation.Options{})
