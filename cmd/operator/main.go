@@ -40,7 +40,9 @@ type options struct {
 	watchNamespaces   []string
 	concurrency       int
 	clusterWideGrants bool
-	webhook           webhookOptions
+	// grantNamespaces is --target-allocator-cluster-wide-namespaces.
+	grantNamespaces []string
+	webhook         webhookOptions
 	// opampBridgeImage and opampBridgeClusterWide configure OpAMPBridges.
 	opampBridgeImage       string
 	opampBridgeClusterWide []string
@@ -70,9 +72,13 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 		return nil
 	})
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4, "Reconciles of one kind that run at once.")
+	fs.Func("target-allocator-cluster-wide-namespaces", "Comma-separated namespaces whose TargetAllocators may be granted rights outside their own namespace (prometheusCR without allowNamespaces, other namespaces in allowNamespaces or secretNamespaces); elsewhere such an allocator is refused. Name the platform team's namespaces, not the tenants'.", func(v string) error {
+		o.grantNamespaces = append(o.grantNamespaces, splitList(v)...)
+		return nil
+	})
 	fs.BoolVar(&o.clusterWideGrants, "allow-cluster-wide-grants", false,
-		"Let the operator grant a target allocator permissions outside its own namespace (prometheusCR without allowNamespaces, "+
-			"other namespaces in allowNamespaces or secretNamespaces). Off, such allocators are refused; see README, Security model.")
+		"Let the operator grant every TargetAllocator, a tenant's included, rights outside its own namespace (prometheusCR without allowNamespaces, "+
+			"other namespaces in allowNamespaces or secretNamespaces). Prefer --target-allocator-cluster-wide-namespaces; see docs/security.md.")
 	o.webhook.addFlags(fs)
 	fs.StringVar(&o.opampBridgeImage, "opamp-bridge-image", version.Image("opamp-bridge"), "OpAMP bridge image (cmd/opamp-bridge) for OpAMPBridges that name none.")
 	fs.Func("opamp-bridge-cluster-wide-namespaces", "Comma-separated namespaces whose OpAMPBridges may manage collectors in every namespace (a ClusterRole); elsewhere a bridge gets a Role in its own namespace.", func(v string) error {
@@ -169,7 +175,7 @@ func serve(ctx context.Context, o options) error {
 	}
 	settings := manifests.Settings{
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
-		AllowClusterWideGrants: o.clusterWideGrants,
+		AllowClusterWideGrants: o.clusterWideGrants, GrantNamespaces: o.grantNamespaces,
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
 	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}

@@ -164,14 +164,14 @@ spec:
 			if tc.refused {
 				require.Equal(t, metav1.ConditionFalse, cond.Status, cond.Message)
 				require.Equal(t, "GrantNotAllowed", cond.Reason)
-				require.Contains(t, cond.Message, "--allow-cluster-wide-grants")
+				require.Contains(t, cond.Message, "--target-allocator-cluster-wide-namespaces")
 				eventually(t, waitFor, func() error {
 					var list eventsv1.EventList
 					if err := h.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 						return err
 					}
 					for _, e := range list.Items {
-						if e.Regarding.Name == tc.name && e.Type == "Warning" && e.Reason == "GrantNotAllowed" && strings.Contains(e.Note, "--allow-cluster-wide-grants") {
+						if e.Regarding.Name == tc.name && e.Type == "Warning" && e.Reason == "GrantNotAllowed" && strings.Contains(e.Note, "--target-allocator-cluster-wide-namespaces") {
 							return nil
 						}
 					}

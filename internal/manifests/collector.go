@@ -27,11 +27,22 @@ type Settings struct {
 	// TargetAllocatorImage is the allocator image (this repository's
 	// cmd/allocator) when the resource names none.
 	TargetAllocatorImage string
-	// AllowClusterWideGrants lets the operator grant an allocator
+	// AllowClusterWideGrants lets the operator grant every allocator
 	// permissions outside its own namespace (cluster-wide discovery of
-	// prometheus-operator resources, Secrets of other namespaces). Off, such an
-	// allocator is refused with ErrGrantNotAllowed.
+	// prometheus-operator resources, Secrets of other namespaces). Off, only
+	// allocators in GrantNamespaces get them; others are refused with
+	// ErrGrantNotAllowed.
 	AllowClusterWideGrants bool
+	// GrantNamespaces are the namespaces whose allocators may be granted
+	// permissions outside their own namespace: the platform team's, not the
+	// tenants'.
+	GrantNamespaces []string
+}
+
+// mayGrantOutside says whether an allocator in namespace ns may be granted
+// permissions outside it.
+func (s Settings) mayGrantOutside(ns string) bool {
+	return s.AllowClusterWideGrants || slices.Contains(s.GrantNamespaces, ns)
 }
 
 // Collector is the desired state of one OpenTelemetryCollector.

@@ -241,6 +241,7 @@ func TestAllocatorGrants(t *testing.T) {
 		allow     []string
 		secrets   []string
 		flag      bool
+		grantNS   []string // --target-allocator-cluster-wide-namespaces
 		wantErr   bool
 		want      []grant
 		wantRules map[string][]string // Role namespace -> resources granted
@@ -257,6 +258,11 @@ func TestAllocatorGrants(t *testing.T) {
 			{"Role", "own", ""}, {"RoleBinding", "own", "Role"}, {"RoleBinding", "kube-system", "ClusterRole/" + manifests.SecretReaderClusterRole},
 			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
 		}},
+		{name: "every namespace, the allocator's namespace listed", grantNS: []string{"platform", "own"}, want: []grant{
+			{"Role", "own", ""}, {"RoleBinding", "own", "Role"}, {"RoleBinding", "own", "ClusterRole/" + manifests.SecretReaderClusterRole},
+			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
+		}},
+		{name: "secrets of kube-system, another namespace listed", allow: []string{"own"}, secrets: []string{"kube-system"}, grantNS: []string{"platform"}, wantErr: true},
 		{name: "every namespace with the flag", flag: true, want: []grant{
 			{"Role", "own", ""}, {"RoleBinding", "own", "Role"}, {"RoleBinding", "own", "ClusterRole/" + manifests.SecretReaderClusterRole},
 			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
@@ -273,10 +279,11 @@ func TestAllocatorGrants(t *testing.T) {
 			}
 			s := settings
 			s.AllowClusterWideGrants = tc.flag
+			s.GrantNamespaces = tc.grantNS
 			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta}, s)
 			if tc.wantErr {
 				require.ErrorIs(t, err, manifests.ErrGrantNotAllowed)
-				require.Contains(t, err.Error(), "--allow-cluster-wide-grants")
+				require.Contains(t, err.Error(), "--target-allocator-cluster-wide-namespaces")
 				return
 			}
 			require.NoError(t, err)

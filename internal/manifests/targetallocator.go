@@ -290,7 +290,7 @@ const AnnotationOwner = "opentelemetry.io/shardwise-owner"
 
 // ErrGrantNotAllowed is an allocator that needs permissions outside its own
 // namespace while the operator was not started with --allow-cluster-wide-grants.
-var ErrGrantNotAllowed = errors.New("needs permissions outside its own namespace; the operator grants them only when started with --allow-cluster-wide-grants")
+var ErrGrantNotAllowed = errors.New("needs permissions outside its own namespace; the operator grants them only to allocators of the namespaces in --target-allocator-cluster-wide-namespaces (or every one with --allow-cluster-wide-grants)")
 
 // Rules of the allocator's discovery.
 var (
@@ -385,12 +385,12 @@ func (g grants) foreign(own string) []string {
 // allocatorRBAC returns the allocator's RBAC: owned objects in its own
 // namespace, and the objects it cannot own (cluster-scoped, or in another
 // namespace), labelled and annotated with AnnotationOwner. Without
-// s.AllowClusterWideGrants, an allocator that needs anything outside its own
+// s.mayGrantOutside its namespace, an allocator that needs anything outside its own
 // namespace gets ErrGrantNotAllowed instead.
 func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labels map[string]string) (owned, foreign []client.Object, err error) {
 	own := ta.Namespace
 	g := allocatorGrants(ta)
-	if f := g.foreign(own); len(f) > 0 && !s.AllowClusterWideGrants {
+	if f := g.foreign(own); len(f) > 0 && !s.mayGrantOutside(own) {
 		where := strings.Join(f, ", ")
 		if f[0] == "*" {
 			where = "every namespace (prometheusCR without allowNamespaces)"

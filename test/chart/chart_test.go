@@ -244,6 +244,7 @@ opampBridge: {image: {repository: registry.example/sw/bridge}}
 collector: {image: otel/opentelemetry-collector-k8s:0.165.0}
 watchNamespace: apps
 allowClusterWideGrants: true
+targetAllocatorClusterWideNamespaces: [observability, platform]
 maxConcurrentReconciles: 8
 extraArgs: [--enable-go-instrumentation]
 resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: "1", memory: 512Mi}}
@@ -268,7 +269,7 @@ webhook: {port: 10443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector
 	for _, a := range []string{
 		"--leader-elect", "--target-allocator-image=registry.example/sw/allocator:v9.9.8",
 		"--opamp-bridge-image=registry.example/sw/bridge:" + ch.Metadata.AppVersion,
-		"--collector-image=otel/opentelemetry-collector-k8s:0.165.0", "--watch-namespace=apps", "--allow-cluster-wide-grants",
+		"--collector-image=otel/opentelemetry-collector-k8s:0.165.0", "--watch-namespace=apps", "--allow-cluster-wide-grants", "--target-allocator-cluster-wide-namespaces=observability,platform",
 		"--max-concurrent-reconciles=8", "--enable-go-instrumentation", "--metrics-bind-address=:9090",
 		"--health-probe-bind-address=:9092", "--webhook-port=10443",
 	} {
