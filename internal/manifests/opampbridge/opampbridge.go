@@ -7,6 +7,7 @@ package opampbridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,6 +58,10 @@ type Settings struct {
 	ClusterWide bool
 }
 
+// ErrClusterWideImage refuses a cluster-wide bridge that names its own
+// image: a cluster-wide bridge runs the operator's bridge image only.
+var ErrClusterWideImage = errors.New("a cluster-wide OpAMP bridge runs the operator's bridge image only")
+
 // Bridge is the desired state of one OpAMPBridge.
 type Bridge struct {
 	// Objects are the namespaced objects, owned by the resource.
@@ -106,6 +111,11 @@ func Build(b *v1alpha1.OpAMPBridge, s Settings) (Bridge, error) {
 	image := b.Spec.Image
 	if image == "" {
 		image = s.Image
+	}
+	if s.ClusterWide && image != s.Image {
+		// Whoever may edit the bridge would otherwise run any image with
+		// rights over every collector of the cluster.
+		return Bridge{}, fmt.Errorf("%w: image %s is not the operator's bridge image %s (--opamp-bridge-image); remove spec.image", ErrClusterWideImage, image, s.Image)
 	}
 	out := Bridge{ConfigHash: hash, Image: image}
 	out.Objects = append(out.Objects, &corev1.ConfigMap{

@@ -238,3 +238,19 @@ func TestPrivilegedOrRootBridgeIsAdmissible(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterWideImagePinned: a cluster-wide bridge runs the operator's
+// bridge image only; a namespaced one may name its own.
+func TestClusterWideImagePinned(t *testing.T) {
+	t.Parallel()
+	b := decode(t, UpstreamExample)
+	b.Spec.Image = "registry.example/anything:1"
+	_, err := opampbridge.Build(b, opampbridge.Settings{Image: settings.Image, ClusterWide: true})
+	require.ErrorIs(t, err, opampbridge.ErrClusterWideImage)
+	got, err := opampbridge.Build(b, opampbridge.Settings{Image: settings.Image})
+	require.NoError(t, err)
+	require.Equal(t, "registry.example/anything:1", got.Image)
+	b.Spec.Image = settings.Image
+	_, err = opampbridge.Build(b, opampbridge.Settings{Image: settings.Image, ClusterWide: true})
+	require.NoError(t, err, "the operator's own image, named explicitly")
+}
