@@ -24,7 +24,7 @@ help: ## Show the targets.
 .PHONY: build
 build: ## Build the allocator, operator and OpAMP bridge into bin/.
 	@echo ">> build: bin/allocator bin/operator bin/opamp-bridge"
-	$(GO) build -o $(BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
+	$(GO) build -ldflags "-X $(VERSION_PKG).Revision=$(REVISION)" -o $(BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
 
 .PHONY: run
 run: build ## Run the allocator on examples/allocator.yaml (no cluster needed).
@@ -86,6 +86,9 @@ test-e2e: build ## End-to-end tests with the real Prometheus receiver (separate 
 # VERSION=v0.2.0 overrides it, and builds the binaries with it.
 VERSION     ?= $(shell awk -F'"' '/^var Version = /{print $$2}' internal/version/version.go)
 VERSION_PKG := github.com/shardwise/shardwise/internal/version
+# REVISION is the commit the binaries report (--version, shardwise_build_info)
+# when the toolchain stamps none (GOFLAGS=-buildvcs=false).
+REVISION    ?= $(shell git -C $(CURDIR) rev-parse HEAD 2>/dev/null)
 IMAGE_REPO  ?= ghcr.io/shardwise
 PLATFORM    ?= linux/$(shell $(GO) env GOARCH)
 IMAGES_MOD  := $(CURDIR)/hack/tools/images
@@ -95,7 +98,7 @@ IMAGES_BIN  := $(BIN)/images/$(subst /,_,$(PLATFORM))
 images: ## OCI images of the allocator, operator and OpAMP bridge as OCI layout tar files in bin/images (no container engine).
 	@echo ">> images: static binaries (CGO_ENABLED=0) for $(PLATFORM), version $(VERSION), into $(IMAGES_BIN)"
 	CGO_ENABLED=0 GOOS=$(word 1,$(subst /, ,$(PLATFORM))) GOARCH=$(word 2,$(subst /, ,$(PLATFORM))) \
-	  $(GO) build -trimpath -ldflags "-s -w -X $(VERSION_PKG).Version=$(VERSION)" -o $(IMAGES_BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
+	  $(GO) build -trimpath -ldflags "-s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION)" -o $(IMAGES_BIN)/ ./cmd/allocator ./cmd/operator ./cmd/opamp-bridge
 	@echo ">> images: $(IMAGE_REPO)/{allocator,operator,opamp-bridge}:$(VERSION) into $(BIN)/images/<name>.tar"
 	cd $(IMAGES_MOD) && $(GO) run . build --bin-dir $(IMAGES_BIN) --out $(BIN)/images --version $(VERSION) \
 	  --revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null || true)" --repository $(IMAGE_REPO) --platform $(PLATFORM) \

@@ -21,11 +21,19 @@ type Build struct {
 	GoVersion string
 }
 
+// Revision is the source revision when the toolchain recorded none (a build
+// with -buildvcs=false, or outside a checkout): make build and make images
+// set it with -ldflags "-X github.com/shardwise/shardwise/internal/version.Revision=<commit>".
+var Revision string
+
 // Current returns the running binary's build.
 func Current() Build {
 	b := Build{Version: Version, Revision: "unknown", GoVersion: runtime.Version()}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		if Revision != "" {
+			b.Revision = Revision
+		}
 		return b
 	}
 	var dirty bool
@@ -39,6 +47,9 @@ func Current() Build {
 	}
 	if dirty && b.Revision != "unknown" {
 		b.Revision += "-dirty"
+	}
+	if b.Revision == "unknown" && Revision != "" {
+		b.Revision = Revision
 	}
 	return b
 }

@@ -21,6 +21,18 @@ func TestBuildString(t *testing.T) {
 	require.NotEmpty(t, cur.Revision)
 }
 
+// TestRevisionFromLinker: without a VCS stamp (go test records none), the
+// revision make build passes to the linker is the one reported. Not
+// parallel: it sets a package variable.
+func TestRevisionFromLinker(t *testing.T) {
+	saved := Revision
+	t.Cleanup(func() { Revision = saved })
+	Revision = "0123abc"
+	require.Equal(t, "0123abc", Current().Revision)
+	Revision = ""
+	require.Equal(t, "unknown", Current().Revision)
+}
+
 func TestBuildInfoMetric(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
