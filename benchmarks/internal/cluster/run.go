@@ -308,8 +308,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.RSSPeakMiB = round(mib(st.HWM), 1)
 		r.RSS = r.proc.series()
+		r.RSSPeakMiB = peakMiB(mib(st.HWM), r.RSSSteadyMiB, r.RSS)
 		r.ExitCode = r.proc.stop()
 	}
 	sum.LoadAverage[1] = loadAverage()
@@ -492,4 +492,16 @@ func loadAverage() float64 {
 	var v float64
 	_, _ = fmt.Sscanf(strings.Fields(string(b))[0], "%g", &v)
 	return v
+}
+
+// peakMiB is the high-water mark, but never below an RSS the run itself
+// read: the kernel's VmHWM lags VmRSS by its per-thread counter caches
+// (SPLIT_RSS_COUNTING), so a later VmHWM can read a few hundred KiB below
+// an earlier VmRSS.
+func peakMiB(hwm, steady float64, series []Sample) float64 {
+	peak := max(hwm, steady)
+	for _, s := range series {
+		peak = max(peak, s.RSSMiB)
+	}
+	return round(peak, 1)
 }
