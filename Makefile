@@ -169,11 +169,12 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 CHART := charts/shardwise
 
 .PHONY: chart-files
-chart-files: ## Template the generated CRDs into the Helm chart, and copy the RBAC rules and webhook configuration from config/.
-	@echo ">> chart-files: config/crd/bases -> $(CHART)/templates/crds (hack/chart-crds.sh), config/rbac and config/webhook -> $(CHART)/files"
+chart-files: ## Template the generated CRDs into the Helm chart, and copy the RBAC rules, webhook configuration and admission policy from config/.
+	@echo ">> chart-files: config/crd/bases -> $(CHART)/templates/crds (hack/chart-crds.sh), config/rbac, config/webhook and config/policy -> $(CHART)/files"
 	@./hack/chart-crds.sh
-	@mkdir -p $(CHART)/files/rbac $(CHART)/files/webhook
-	@rm -f $(CHART)/files/rbac/*.yaml $(CHART)/files/webhook/*.yaml
+	@mkdir -p $(CHART)/files/rbac $(CHART)/files/webhook $(CHART)/files/policy
+	@rm -f $(CHART)/files/rbac/*.yaml $(CHART)/files/webhook/*.yaml $(CHART)/files/policy/*.yaml
+	@cp config/policy/tenant-rights.yaml $(CHART)/files/policy/
 	@cp config/rbac/role.yaml config/rbac/targetallocator_secret_reader.yaml $(CHART)/files/rbac/
 	@cp config/webhook/manifests.yaml $(CHART)/files/webhook/
 

@@ -74,9 +74,11 @@ func TestDefaults(t *testing.T) {
 		"Service/shardwise-metrics",
 		"Service/shardwise-webhook-service",
 		"ServiceAccount/shardwise-operator",
+		"ValidatingAdmissionPolicy/shardwise-tenant-rights",
+		"ValidatingAdmissionPolicyBinding/shardwise-tenant-rights",
 	}, r.names())
 	for _, o := range r.Objects {
-		if o.GetKind() != "ClusterRole" && o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "MutatingWebhookConfiguration" {
+		if !slices.Contains([]string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}, o.GetKind()) {
 			require.Equal(t, "shardwise-system", o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
 		}
 	}
@@ -296,6 +298,12 @@ webhook: {port: 10443, failurePolicy: Fail, timeoutSeconds: 5, namespaceSelector
 	require.Equal(t, int64(9091), svc.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["port"])
 	require.Equal(t, "NodePort", svc.Object["spec"].(map[string]any)["type"])
 
+	// The policy and its binding are the release's: the binding names the
+	// release's policy, not config/policy's fixed name.
+	r.find(t, "ValidatingAdmissionPolicy", "obs-shardwise-tenant-rights")
+	binding := r.find(t, "ValidatingAdmissionPolicyBinding", "obs-shardwise-tenant-rights")
+	require.Equal(t, "obs-shardwise-tenant-rights", binding.Object["spec"].(map[string]any)["policyName"])
+
 	w := webhooks(t, r.find(t, "MutatingWebhookConfiguration", "obs-shardwise-mutating-webhook-configuration"))[0]
 	require.Equal(t, "Fail", w["failurePolicy"])
 	require.Equal(t, int64(5), w["timeoutSeconds"])
@@ -314,8 +322,10 @@ fullnameOverride: sw
 leaderElection: {enabled: false}
 serviceAccount: {create: false, name: existing}
 metrics: {service: {enabled: false}}
+tenantRightsPolicy: {enabled: false}
 `))
 	require.NotContains(t, r.args(t, "sw-operator"), "--leader-elect")
+	require.NotContains(t, r.names(), "ValidatingAdmissionPolicy/sw-tenant-rights")
 	require.NotContains(t, r.names(), "ServiceAccount/existing")
 	require.NotContains(t, r.names(), "Service/sw-metrics")
 	r.find(t, "Deployment", "sw-operator")
@@ -350,6 +360,8 @@ func TestNameOverride(t *testing.T) {
 				"Service/" + f + "-metrics",
 				"Service/" + f + "-webhook-service",
 				"ServiceAccount/" + f + "-operator",
+				"ValidatingAdmissionPolicy/" + f + "-tenant-rights",
+				"ValidatingAdmissionPolicyBinding/" + f + "-tenant-rights",
 			}, r.names())
 			for _, o := range append(slices.Clone(r.Objects), r.CRDs...) {
 				require.Equal(t, "otel", o.GetLabels()["app.kubernetes.io/name"], "%s %s", o.GetKind(), o.GetName())
