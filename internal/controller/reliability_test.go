@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -222,7 +223,10 @@ func TestSecondCollectorOfAllocatorIsTold(t *testing.T) {
 
 // TestCacheHoldsOnlyOwnObjects: with controller.CacheByObject, as in
 // cmd/operator, the manager caches the operator's ConfigMaps and Services and
-// not the others of the namespace, and still reconciles.
+// not the others of the namespace, and still reconciles. A tenant's
+// ConfigMap that carries the operator's label is cached without its data
+// (so labelled 1 MiB ConfigMaps cannot fill the operator's memory), and an
+// edit of the operator's own ConfigMap is still put back.
 func TestCacheHoldsOnlyOwnObjects(t *testing.T) {
 	t.Parallel()
 	ns := "restricted-cache"
@@ -230,6 +234,11 @@ func TestCacheHoldsOnlyOwnObjects(t *testing.T) {
 	h := startWith(t, managerOptions{namespaces: []string{ns}, restrictCache: true, wrap: log.wrap})
 	ctx := t.Context()
 	require.NoError(t, h.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-ours"}}))
+	require.NoError(t, h.client.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forged", Labels: map[string]string{manifests.LabelManagedBy: manifests.ManagedBy}},
+		Data:       map[string]string{"big": strings.Repeat("x", 512<<10)},
+		BinaryData: map[string][]byte{"bin": make([]byte, 256<<10)},
+	}))
 	_, err := h.createYAML(t, ns, upstreamExample)
 	require.NoError(t, err)
 	h.waitReady(t, ns, "collector-with-ta", metav1.ConditionTrue)
@@ -249,8 +258,36 @@ func TestCacheHoldsOnlyOwnObjects(t *testing.T) {
 	})
 	for _, cm := range cms.Items {
 		require.Equal(t, manifests.ManagedBy, cm.Labels[manifests.LabelManagedBy], "cached %s", cm.Name)
+		require.Empty(t, cm.Data, "cached %s holds no data", cm.Name)
+		require.Empty(t, cm.BinaryData, "cached %s holds no data", cm.Name)
+		require.Empty(t, cm.ManagedFields, "cached %s holds no managed fields", cm.Name)
 	}
 	require.False(t, slices.ContainsFunc(cms.Items, func(cm corev1.ConfigMap) bool { return cm.Name == "not-ours" }))
+	require.True(t, slices.ContainsFunc(cms.Items, func(cm corev1.ConfigMap) bool { return cm.Name == "forged" }), "the label is all the cache selects by")
+
+	// The collector's own ConfigMap, edited behind the operator's back, is
+	// put back although the cache holds none of its data.
+	var own corev1.ConfigMapList
+	require.NoError(t, h.client.List(ctx, &own, client.InNamespace(ns),
+		client.MatchingLabels(manifests.SelectorLabels(ns, "collector-with-ta", manifests.ComponentCollector))))
+	require.NotEmpty(t, own.Items)
+	cm := own.Items[0]
+	want := maps.Clone(cm.Data)
+	require.NotEmpty(t, want)
+	for k := range cm.Data {
+		cm.Data[k] = "edited"
+	}
+	require.NoError(t, h.client.Update(ctx, &cm))
+	eventually(t, waitFor, func() error {
+		var got corev1.ConfigMap
+		if err := h.client.Get(ctx, client.ObjectKeyFromObject(&cm), &got); err != nil {
+			return err
+		}
+		if !maps.Equal(want, got.Data) {
+			return fmt.Errorf("ConfigMap %s not put back yet", cm.Name)
+		}
+		return nil
+	})
 }
 
 // TestInvalidAllocatorConfigKeepsLastGood: a TargetAllocator whose rendered
