@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -226,4 +227,88 @@ func TestSecretReaderRoleMissingIsReported(t *testing.T) {
 	requireWarningEvent(t, h, ns, "r", "SecretReaderRoleMissing")
 	installRBAC(t, h, "targetallocator_secret_reader.yaml", "")
 	ready(metav1.ConditionTrue)
+}
+
+// TestNamespaceOptIn: a tenant's allocator that reads another namespace is
+// refused until that namespace carries readers.shardwise.io/<tenant>=true
+// (which only whoever may update namespaces can set), granted while it does,
+// and refused again, its Role there removed, once the label is gone.
+func TestNamespaceOptIn(t *testing.T) {
+	t.Parallel()
+	const tenant, shared = "optin-tenant", "optin-shared"
+	h := startWith(t, managerOptions{namespaces: []string{tenant, shared}})
+	installRBAC(t, h, "targetallocator_secret_reader.yaml", "")
+	ctx := t.Context()
+	_, err := h.createYAML(t, tenant, `
+apiVersion: opentelemetry.io/v1alpha1
+kind: TargetAllocator
+metadata:
+  name: reader
+spec:
+  prometheusCR:
+    enabled: true
+    allowNamespaces: [optin-tenant, optin-shared]
+`)
+	require.NoError(t, err)
+	sa := "system:serviceaccount:" + tenant + ":reader-targetallocator"
+	ready := func(want metav1.ConditionStatus, reason string) {
+		t.Helper()
+		eventually(t, waitFor, func() error {
+			var ta v1alpha1.TargetAllocator
+			if err := h.client.Get(ctx, types.NamespacedName{Namespace: tenant, Name: "reader"}, &ta); err != nil {
+				return err
+			}
+			c, err := readyCondition(ta.Status.Conditions, ta.Generation)
+			if err != nil {
+				return err
+			}
+			if c.Status != want || (reason != "" && c.Reason != reason) {
+				return fmt.Errorf("Ready=%s %s (%s), want %s %s", c.Status, c.Reason, c.Message, want, reason)
+			}
+			return nil
+		})
+	}
+	ready(metav1.ConditionFalse, "GrantNotAllowed")
+	require.False(t, h.allowed(t, sa, "list", "servicemonitors.monitoring.coreos.com", shared))
+
+	setLabel := func(value *string) {
+		var ns corev1.Namespace
+		require.NoError(t, h.client.Get(ctx, types.NamespacedName{Name: shared}, &ns))
+		h.update(t, &ns, func() {
+			if value == nil {
+				delete(ns.Labels, "readers.shardwise.io/"+tenant)
+				return
+			}
+			if ns.Labels == nil {
+				ns.Labels = map[string]string{}
+			}
+			ns.Labels["readers.shardwise.io/"+tenant] = *value
+		})
+	}
+	// Another namespace's readers do not count.
+	other := "true"
+	var ns corev1.Namespace
+	require.NoError(t, h.client.Get(ctx, types.NamespacedName{Name: shared}, &ns))
+	h.update(t, &ns, func() { ns.Labels = map[string]string{"readers.shardwise.io/someone-else": other} })
+	ready(metav1.ConditionFalse, "GrantNotAllowed")
+
+	setLabel(&other)
+	ready(metav1.ConditionTrue, "")
+	eventually(t, waitFor, func() error {
+		if !h.allowed(t, sa, "list", "servicemonitors.monitoring.coreos.com", shared) {
+			return fmt.Errorf("%s may not list ServiceMonitors in %s yet", sa, shared)
+		}
+		return nil
+	})
+	require.True(t, h.allowed(t, sa, "get", "secrets", shared), "the secret reader role, in the opted-in namespace")
+	require.False(t, h.allowed(t, sa, "list", "secrets", shared))
+
+	setLabel(nil)
+	ready(metav1.ConditionFalse, "GrantNotAllowed")
+	eventually(t, waitFor, func() error {
+		if h.allowed(t, sa, "list", "servicemonitors.monitoring.coreos.com", shared) {
+			return fmt.Errorf("%s may still list ServiceMonitors in %s", sa, shared)
+		}
+		return nil
+	})
 }

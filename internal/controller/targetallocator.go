@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -103,6 +104,7 @@ func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(r.secretReaderUsers)).
 		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.readersOf), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
 		WithOptions(opts).
@@ -246,6 +248,47 @@ func (r *TargetAllocatorReconciler) secretReaderUsers(ctx context.Context, o cli
 	return out
 }
 
+// optedIn lists the namespaces that let the allocators of ta's namespace
+// read them (manifests.ReaderLabel), when ta asks for reads in other
+// namespaces at all.
+func (r *TargetAllocatorReconciler) optedIn(ctx context.Context, ta *v1alpha1.TargetAllocator) ([]string, error) {
+	p := ta.Spec.PrometheusCR
+	if !p.Enabled || (len(p.AllowNamespaces) == 0 && len(p.SecretNamespaces) == 0) {
+		return nil, nil
+	}
+	var list corev1.NamespaceList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{manifests.ReaderLabel(ta.Namespace): "true"}); err != nil {
+		return nil, fmt.Errorf("list namespaces labelled %s=true: %w", manifests.ReaderLabel(ta.Namespace), err)
+	}
+	out := make([]string, 0, len(list.Items))
+	for _, ns := range list.Items {
+		out = append(out, ns.Name)
+	}
+	return out, nil
+}
+
+// readersOf maps a namespace to the allocators of each namespace its
+// manifests.ReaderLabel labels name, so setting or removing one grants or
+// revokes at once. An update is mapped for the old and the new object, so a
+// removed label reaches its allocators too.
+func (r *TargetAllocatorReconciler) readersOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for k := range o.GetLabels() {
+		reader, ok := strings.CutPrefix(k, manifests.LabelReaderPrefix)
+		if !ok {
+			continue
+		}
+		var list v1alpha1.TargetAllocatorList
+		if err := r.Client.List(ctx, &list, client.InNamespace(reader)); err != nil {
+			continue
+		}
+		for _, ta := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ta)})
+		}
+	}
+	return out
+}
+
 // input finds the collector the allocator serves: its owner, or else the
 // collectors that name it with manifests.LabelTargetAllocator (the first by
 // name). Without one, it selects the collector of its own name.
@@ -254,6 +297,11 @@ func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.Targ
 		TargetAllocator:   ta,
 		CollectorSelector: manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector),
 	}
+	optedIn, err := r.optedIn(ctx, ta)
+	if err != nil {
+		return in, err
+	}
+	in.OptedIn = optedIn
 	if ref := metav1.GetControllerOf(ta); ref != nil && ref.Kind == "OpenTelemetryCollector" {
 		in.CollectorSelector = manifests.SelectorLabels(ta.Namespace, ref.Name, manifests.ComponentCollector)
 		return in, nil

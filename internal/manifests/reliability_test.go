@@ -242,6 +242,7 @@ func TestAllocatorGrants(t *testing.T) {
 		secrets   []string
 		flag      bool
 		grantNS   []string // --target-allocator-cluster-wide-namespaces
+		optedIn   []string // namespaces labelled readers.shardwise.io/own=true
 		wantErr   bool
 		want      []grant
 		wantRules map[string][]string // Role namespace -> resources granted
@@ -263,6 +264,14 @@ func TestAllocatorGrants(t *testing.T) {
 			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
 		}},
 		{name: "secrets of kube-system, another namespace listed", allow: []string{"own"}, secrets: []string{"kube-system"}, grantNS: []string{"platform"}, wantErr: true},
+		{name: "other namespace opted in", allow: []string{"own", "team-b"}, optedIn: []string{"team-b"}, want: []grant{
+			{"Role", "own", ""}, {"RoleBinding", "own", "Role"}, {"RoleBinding", "own", "ClusterRole/" + manifests.SecretReaderClusterRole},
+			{"Role", "team-b", ""}, {"RoleBinding", "team-b", "Role"}, {"RoleBinding", "team-b", "ClusterRole/" + manifests.SecretReaderClusterRole},
+			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
+		}},
+		{name: "another namespace opted in, not the one named", allow: []string{"own", "team-b"}, optedIn: []string{"team-c"}, wantErr: true},
+		{name: "secrets of kube-system, team-b opted in", allow: []string{"own", "team-b"}, secrets: []string{"team-b", "kube-system"}, optedIn: []string{"team-b"}, wantErr: true},
+		{name: "every namespace, every one opted in", optedIn: []string{"own", "team-b", "kube-system"}, wantErr: true},
 		{name: "every namespace with the flag", flag: true, want: []grant{
 			{"Role", "own", ""}, {"RoleBinding", "own", "Role"}, {"RoleBinding", "own", "ClusterRole/" + manifests.SecretReaderClusterRole},
 			{"ClusterRole", "", ""}, {"ClusterRoleBinding", "", "ClusterRole"},
@@ -280,10 +289,14 @@ func TestAllocatorGrants(t *testing.T) {
 			s := settings
 			s.AllowClusterWideGrants = tc.flag
 			s.GrantNamespaces = tc.grantNS
-			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta}, s)
+			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, OptedIn: tc.optedIn}, s)
 			if tc.wantErr {
 				require.ErrorIs(t, err, manifests.ErrGrantNotAllowed)
 				require.Contains(t, err.Error(), "--target-allocator-cluster-wide-namespaces")
+				require.Contains(t, err.Error(), manifests.LabelReaderPrefix)
+				for _, ns := range tc.optedIn {
+					require.NotContains(t, err.Error(), ": "+ns, "an opted-in namespace is not named as refused")
+				}
 				return
 			}
 			require.NoError(t, err)

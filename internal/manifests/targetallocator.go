@@ -32,7 +32,22 @@ type AllocatorInput struct {
 	// ScrapeConfigs are scrape configs besides the resource's own: those of a
 	// collector that names this allocator with LabelTargetAllocator.
 	ScrapeConfigs []v1beta1.AnyConfig
+	// OptedIn are the namespaces that let the allocators of the allocator's
+	// namespace read them: those labelled ReaderLabel(namespace)=true.
+	OptedIn []string
 }
+
+// LabelReaderPrefix, followed by a namespace, is the label by which a
+// namespace lets the allocators of that namespace read it
+// (ReaderLabel). Only whoever may update a namespace, a cluster
+// administrator, can set it; a tenant's spec cannot.
+const LabelReaderPrefix = "readers.shardwise.io/"
+
+// ReaderLabel is the label, with the value "true", that lets the
+// allocators of namespace ns be granted reads in the namespace carrying it,
+// as if ns were in --target-allocator-cluster-wide-namespaces for that
+// namespace alone.
+func ReaderLabel(ns string) string { return LabelReaderPrefix + ns }
 
 // TargetAllocator is the desired state of one TargetAllocator.
 type TargetAllocator struct {
@@ -78,7 +93,7 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: Meta(ns, name, labels),
 		})
-		owned, foreign, err := allocatorRBAC(ta, s, name, labels)
+		owned, foreign, err := allocatorRBAC(ta, s, in.OptedIn, name, labels)
 		if err != nil {
 			return TargetAllocator{}, err
 		}
@@ -290,7 +305,7 @@ const AnnotationOwner = "opentelemetry.io/shardwise-owner"
 
 // ErrGrantNotAllowed is an allocator that needs permissions outside its own
 // namespace while the operator was not started with --allow-cluster-wide-grants.
-var ErrGrantNotAllowed = errors.New("needs permissions outside its own namespace; the operator grants them only to allocators of the namespaces in --target-allocator-cluster-wide-namespaces (or every one with --allow-cluster-wide-grants)")
+var ErrGrantNotAllowed = errors.New("needs permissions outside its own namespace; the operator grants them only to allocators of the namespaces in --target-allocator-cluster-wide-namespaces (or every one with --allow-cluster-wide-grants), or in a namespace labelled " + LabelReaderPrefix + "<allocator namespace>=true")
 
 // Rules of the allocator's discovery.
 var (
@@ -385,12 +400,17 @@ func (g grants) foreign(own string) []string {
 // allocatorRBAC returns the allocator's RBAC: owned objects in its own
 // namespace, and the objects it cannot own (cluster-scoped, or in another
 // namespace), labelled and annotated with AnnotationOwner. Without
-// s.mayGrantOutside its namespace, an allocator that needs anything outside its own
-// namespace gets ErrGrantNotAllowed instead.
-func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, saName string, labels map[string]string) (owned, foreign []client.Object, err error) {
+// s.mayGrantOutside its namespace, an allocator that needs anything outside
+// its own namespace but in the namespaces of optedIn gets ErrGrantNotAllowed
+// instead; cluster-wide reads need s.mayGrantOutside.
+func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, optedIn []string, saName string, labels map[string]string) (owned, foreign []client.Object, err error) {
 	own := ta.Namespace
 	g := allocatorGrants(ta)
-	if f := g.foreign(own); len(f) > 0 && !s.mayGrantOutside(own) {
+	f := g.foreign(own)
+	if !s.mayGrantOutside(own) {
+		f = slices.DeleteFunc(f, func(ns string) bool { return slices.Contains(optedIn, ns) })
+	}
+	if len(f) > 0 && !s.mayGrantOutside(own) {
 		where := strings.Join(f, ", ")
 		if f[0] == "*" {
 			where = "every namespace (prometheusCR without allowNamespaces)"
