@@ -2,9 +2,13 @@ package webhook
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
@@ -41,7 +45,10 @@ func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, err
 	if o.ConversionCRD != "" {
 		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.ConversionCRD, Type: rotator.CRDConversion})
 	}
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+	// The rotator reads its Secret through an informer over every Secret of
+	// the namespace (it takes no cache options); scoped to the one Secret,
+	// the operator's Role names it in resourceNames and reads no other.
+	err := rotator.AddRotator(oneSecretManager{Manager: mgr, cfg: oneSecretConfig(mgr.GetConfig(), o.Secret)}, &rotator.CertRotator{
 		SecretKey:            o.Secret,
 		CertDir:              o.CertDir,
 		CAName:               "shardwise-operator-ca",
@@ -60,3 +67,39 @@ func AddCertRotator(mgr manager.Manager, o SelfManagedTLS) (<-chan struct{}, err
 	}
 	return ready, nil
 }
+
+// oneSecretManager is a manager whose rest config is cfg: what the rotator
+// builds its own cache from.
+type oneSecretManager struct {
+	manager.Manager
+	cfg *rest.Config
+}
+
+func (m oneSecretManager) GetConfig() *rest.Config { return m.cfg }
+
+// oneSecretConfig returns a copy of cfg whose list and watch requests for
+// the Secrets of key's namespace select key's name alone (fieldSelector
+// metadata.name), which RBAC authorizes against a rule's resourceNames.
+func oneSecretConfig(cfg *rest.Config, key types.NamespacedName) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	path := "/api/v1/namespaces/" + key.Namespace + "/secrets"
+	selector := fields.OneTermEqualSelector("metadata.name", key.Name).String()
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, path) {
+				q := req.URL.Query()
+				if q.Get("fieldSelector") == "" {
+					req = req.Clone(req.Context())
+					q.Set("fieldSelector", selector)
+					req.URL.RawQuery = q.Encode()
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return c
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -56,8 +58,20 @@ func TestSelfManagedTLS(t *testing.T) {
 	}
 	require.NoError(t, c.Create(ctx, mwc))
 
+	// The operator runs with exactly the rules config/self-managed-tls
+	// ships (its Secret by name, this configuration's caBundle), and
+	// another Secret of the namespace is out of its reach.
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "not-the-operators", Namespace: ns}, StringData: map[string]string{"k": "v"}}
+	require.NoError(t, c.Create(ctx, other))
+	const user = "tls-self-operator"
+	grantSelfManagedTLSRules(t, c, user, ns, secret.Name, mwc.Name)
+	userCfg := env.UserConfig(t, user)
+	uc := testenv.Client(t, userCfg, testScheme(t))
+	require.Error(t, uc.Get(ctx, client.ObjectKeyFromObject(other), &corev1.Secret{}), "the rules name the operator's Secret only")
+	require.Error(t, uc.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)), "the rules name the operator's Secret only")
+
 	certDir := t.TempDir()
-	mgr := testenv.NewManager(t, cfg, ctrl.Options{
+	mgr := testenv.NewManager(t, userCfg, ctrl.Options{
 		Scheme: testScheme(t),
 		// A port of its own: the pod webhook test serves on envtest's.
 		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: certDir}),
@@ -110,6 +124,39 @@ func TestSelfManagedTLS(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return mgr.GetWebhookServer().StartedChecker()(&http.Request{}) == nil
 	}, 30*time.Second, 100*time.Millisecond)
+}
+
+// grantSelfManagedTLSRules binds user to the Role and the webhook
+// ClusterRole of config/self-managed-tls/rbac.yaml, with the namespace and
+// the names of this test.
+func grantSelfManagedTLSRules(t *testing.T, c client.Client, user, ns, secret, mwc string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "self-managed-tls", "rbac.yaml"))
+	require.NoError(t, err)
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var role rbacv1.Role
+	var webhookCA rbacv1.ClusterRole
+	require.NoError(t, dec.Decode(&role))
+	require.NoError(t, dec.Decode(&rbacv1.RoleBinding{}))
+	require.NoError(t, dec.Decode(&webhookCA))
+	require.Equal(t, []string{"shardwise-webhook-server-cert"}, role.Rules[0].ResourceNames, "the shipped Role names the Secret")
+	role.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: user}
+	role.Rules[0].ResourceNames = []string{secret}
+	webhookCA.ObjectMeta = metav1.ObjectMeta{Name: user}
+	for i := range webhookCA.Rules {
+		if len(webhookCA.Rules[i].ResourceNames) > 0 {
+			webhookCA.Rules[i].ResourceNames = []string{mwc}
+		}
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	for _, o := range []client.Object{
+		&role,
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user}, Subjects: subjects},
+		&webhookCA,
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user}, Subjects: subjects},
+	} {
+		require.NoError(t, c.Create(t.Context(), o))
+	}
 }
 
 func freePort(t *testing.T) int {
