@@ -2,6 +2,7 @@ package chart
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,6 +146,67 @@ func TestRBACIsTheGeneratedRole(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(b, &generated))
 	r := mustRender(t, "shardwise", "shardwise-system", nil)
 	require.Equal(t, generated["rules"], r.find(t, "ClusterRole", "shardwise-operator").Object["rules"])
+}
+
+// TestWatchNamespaceRBAC: with watchNamespace the ClusterRole keeps the
+// generated rules on cluster-scoped kinds only; the rest are a Role in the
+// watched namespace, leader election's a Role in the release namespace, and
+// together they are still exactly the generated rules.
+func TestWatchNamespaceRBAC(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(chartDir(), "..", "..", "config", "rbac", "role.yaml"))
+	require.NoError(t, err)
+	var generated map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &generated))
+	// grants flattens rules into group/resource/verb[/name] entries.
+	grants := func(rules any) []string {
+		var out []string
+		for _, r := range rules.([]any) {
+			r := r.(map[string]any)
+			names, _ := r["resourceNames"].([]any)
+			if len(names) == 0 {
+				names = []any{""}
+			}
+			for _, g := range r["apiGroups"].([]any) {
+				for _, res := range r["resources"].([]any) {
+					for _, v := range r["verbs"].([]any) {
+						for _, n := range names {
+							out = append(out, fmt.Sprintf("%s/%s/%s/%s", g, res, v, n))
+						}
+					}
+				}
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	r := mustRender(t, "obs", "monitoring", values(t, "watchNamespace: apps"))
+	cluster := grants(r.find(t, "ClusterRole", "obs-shardwise-operator").Object["rules"])
+	for _, g := range cluster {
+		for _, namespaced := range []string{"/pods/", "/configmaps/", "/secrets/", "/deployments/", "/roles/", "/rolebindings/", "/leases/", "/events/"} {
+			require.NotContains(t, g, namespaced, "nothing namespaced is granted cluster-wide with watchNamespace")
+		}
+	}
+	require.Contains(t, cluster, "/namespaces/list/")
+	watched := r.find(t, "Role", "obs-shardwise-operator")
+	require.Equal(t, "apps", watched.GetNamespace())
+	inWatched := grants(watched.Object["rules"])
+	require.Contains(t, inWatched, "apps/deployments/create/")
+	var election *unstructured.Unstructured
+	for _, o := range r.Objects {
+		if o.GetKind() == "Role" && o.GetNamespace() == "monitoring" && o.GetName() == "obs-shardwise-operator" {
+			election = o
+		}
+	}
+	require.NotNil(t, election, "leader election's Role in the release namespace")
+	for _, g := range grants(election.Object["rules"]) {
+		require.True(t, strings.Contains(g, "/leases/") || strings.Contains(g, "/events/"), g)
+	}
+	rb := r.find(t, "RoleBinding", "obs-shardwise-operator")
+	require.Equal(t, "obs-shardwise-operator", rb.Object["roleRef"].(map[string]any)["name"])
+	all := append(append([]string{}, cluster...), inWatched...)
+	slices.Sort(all)
+	require.Equal(t, grants(generated["rules"]), slices.Compact(all), "the generated rules, split, none lost or added")
 }
 
 // TestTLSModes renders each webhook TLS option.

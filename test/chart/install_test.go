@@ -119,7 +119,9 @@ func TestInstall(t *testing.T) {
 		{"certManager", ""},
 		// Two replicas turn leader election on; the test runs one of them.
 		{"self", "replicas: 2"},
-		{"provided", "watchNamespace: sw-provided\nwebhook: {failurePolicy: Fail}"},
+		// watchNamespace other than the release's: the operator runs on a
+		// Role there (and leader election's in its own namespace).
+		{"provided", "watchNamespace: sw-provided-apps\nwebhook: {failurePolicy: Fail}"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			ns := "sw-" + strings.ToLower(tc.mode)
@@ -148,6 +150,12 @@ func TestInstall(t *testing.T) {
 			// templates in Helm's kind order.
 			applyAll(t, c, []*unstructured.Unstructured{{Object: map[string]any{
 				"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}})
+			if watched, _ := vals["watchNamespace"].(string); watched != "" {
+				// The watched namespace exists before the release, as Helm
+				// needs for the Role the chart puts there.
+				applyAll(t, c, []*unstructured.Unstructured{{Object: map[string]any{
+					"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": watched}}}})
+			}
 			applyAll(t, c, r.CRDs)
 			applyAll(t, c, r.Objects)
 			for _, o := range r.Objects {
@@ -243,6 +251,7 @@ func TestInstall(t *testing.T) {
 			}
 			if tc.mode == "provided" {
 				require.Equal(t, "Fail", string(*mwc.Webhooks[0].FailurePolicy))
+				requireReconciled(t, c, "sw-provided-apps")
 			}
 			op.stop(t)
 			require.NotContains(t, op.log.String(), "forbidden", "the chart's RBAC lets the operator do what it does")
@@ -300,6 +309,45 @@ func requireConverts(t *testing.T, c client.Client, ns string) {
 	config, _, _ := unstructured.NestedString(back.Object, "spec", "config")
 	require.Contains(t, config, "processors:\n\nexporters:", "v1alpha1 reads back as written")
 	require.NoError(t, c.Delete(t.Context(), back))
+}
+
+// requireReconciled creates a deployment collector in ns and waits until
+// the operator reports it Ready with its Deployment built: with the chart's
+// RBAC for a watched namespace, the operator can do its work there.
+func requireReconciled(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	col := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata: {name: watched}
+spec:
+  mode: deployment
+  config:
+    receivers: {otlp: {protocols: {grpc: {}}}}
+    exporters: {debug: {}}
+    service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
+`), &col.Object))
+	col.SetNamespace(ns)
+	require.NoError(t, c.Create(t.Context(), col))
+	require.Eventually(t, func() bool {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(col.GroupVersionKind())
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(col), got); err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, cond := range conds {
+			if m, _ := cond.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+				return true
+			}
+		}
+		return false
+	}, readyTimeout, pollEvery, "the collector in the watched namespace %s becomes Ready", ns)
+	d := &unstructured.Unstructured{}
+	d.SetAPIVersion("apps/v1")
+	d.SetKind("Deployment")
+	require.NoError(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "watched-collector"}, d))
 }
 
 // retry calls f until it succeeds, failing the test with f's last error
