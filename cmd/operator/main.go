@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -53,6 +56,11 @@ type options struct {
 	// upstream are the upstream operator's flags shardwise implements or
 	// accepts (upstream.go).
 	upstream upstreamOptions
+	// uninstall is --uninstall: release the resources' finalizers and exit
+	// (the chart's pre-delete hook); uninstallStop is the operator's
+	// Deployment to scale to zero first.
+	uninstall     bool
+	uninstallStop string
 }
 
 // parseFlags reads the command line, then upstream's config file and
@@ -85,6 +93,8 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 		o.opampBridgeClusterWide = append(o.opampBridgeClusterWide, splitList(v)...)
 		return nil
 	})
+	fs.BoolVar(&o.uninstall, "uninstall", false, "Instead of running: delete the RBAC granted outside their namespaces for TargetAllocators and OpAMPBridges, remove the operator's finalizers from them, and exit (the chart's pre-delete hook runs this, so namespaces can still be deleted once the operator is gone).")
+	fs.StringVar(&o.uninstallStop, "uninstall-stop-deployment", "", "With --uninstall: the operator's Deployment, in --leader-election-namespace, to scale to zero before anything is released.")
 	o.log.AddFlags(fs)
 	printVersion := version.AddFlag(fs)
 	o.upstream.addFlags(fs)
@@ -107,6 +117,9 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 	if _, err := o.upstream.metricsServer(o.metricsAddr, nil); err != nil {
 		return o, err
 	}
+	if o.uninstallStop != "" && o.leaderElectionNS == "" {
+		return o, errors.New("--uninstall-stop-deployment needs the operator's namespace: --leader-election-namespace or $POD_NAMESPACE")
+	}
 	if o.concurrency < 1 {
 		return o, errors.New("--max-concurrent-reconciles must be at least 1")
 	}
@@ -126,6 +139,15 @@ func run() int {
 	// the same handler as klog.
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	o.upstream.logUpstream(logger)
+	if o.uninstall {
+		released, err := uninstall(ctrl.SetupSignalHandler(), o)
+		if err != nil {
+			logger.Error("uninstall failed", "released", released, "err", err)
+			return 1
+		}
+		logger.Info("uninstall: finalizers released", "resources", released)
+		return 0
+	}
 	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
 		logger.Error("operator stopped", "err", err)
 		return 1
@@ -201,6 +223,20 @@ func serve(ctx context.Context, o options) error {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
+}
+
+// uninstall runs ctrlpkg.Uninstall with a direct client.
+func uninstall(ctx context.Context, o options) (int, error) {
+	scheme, err := ctrlpkg.NewScheme()
+	if err != nil {
+		return 0, err
+	}
+	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: scheme})
+	if err != nil {
+		return 0, fmt.Errorf("client: %w", err)
+	}
+	stop := types.NamespacedName{Namespace: o.leaderElectionNS, Name: o.uninstallStop}
+	return ctrlpkg.Uninstall(ctx, c, scheme, o.watchNamespaces, stop, time.Minute)
 }
 
 // defaultCollectorImage is the upstream operator v0.158's default collector

@@ -44,6 +44,10 @@ type managerOptions struct {
 	podReader bool
 	// monitoringRecheck is the collector reconciler's MonitoringRecheck.
 	monitoringRecheck time.Duration
+	// stop, when set, stops the manager before the test ends; stopped is
+	// then closed once it has returned.
+	stop    context.Context
+	stopped chan struct{}
 }
 
 // startWith is start with options: several namespaces, another identity,
@@ -75,7 +79,17 @@ func startWith(t *testing.T, o managerOptions) harness {
 	}
 	require.NoError(t, cr.SetupWithManager(mgr, controllerOptions(2)))
 	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: h.scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, controllerOptions(2)))
-	testenv.Run(t, mgr.Start)
+	run := mgr.Start
+	if o.stop != nil {
+		run = func(ctx context.Context) error {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer close(o.stopped)
+			context.AfterFunc(o.stop, cancel)
+			return mgr.Start(ctx)
+		}
+	}
+	testenv.Run(t, run)
 	return h
 }
 

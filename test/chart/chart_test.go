@@ -200,6 +200,11 @@ func TestWatchNamespaceRBAC(t *testing.T) {
 	}
 	require.NotNil(t, election, "leader election's Role in the release namespace")
 	for _, g := range grants(election.Object["rules"]) {
+		if strings.HasPrefix(g, "apps/deployments/") {
+			require.Contains(t, []string{"apps/deployments/get/obs-shardwise-operator", "apps/deployments/patch/obs-shardwise-operator"}, g,
+				"the uninstall hook's rights on the operator's own Deployment, by name")
+			continue
+		}
 		require.True(t, strings.Contains(g, "/leases/") || strings.Contains(g, "/events/"), g)
 	}
 	rb := r.find(t, "RoleBinding", "obs-shardwise-operator")
@@ -517,4 +522,40 @@ func webhooks(t *testing.T, o *unstructured.Unstructured) []map[string]any {
 		out[i] = w.(map[string]any)
 	}
 	return out
+}
+
+// TestUninstallHook: helm uninstall first runs the operator image with
+// --uninstall as the operator's ServiceAccount (a pre-delete hook Job),
+// stopping the release's own Deployment and looking only at the watched
+// namespace when there is one; uninstallHook.enabled=false renders none.
+func TestUninstallHook(t *testing.T) {
+	t.Parallel()
+	job := func(r rendered) *unstructured.Unstructured {
+		for _, h := range r.Hooks {
+			if h.GetKind() == "Job" && h.GetName() == "obs-shardwise-operator-uninstall" {
+				return h
+			}
+		}
+		return nil
+	}
+	r := mustRender(t, "obs", "monitoring", nil)
+	j := job(r)
+	require.NotNil(t, j, "the uninstall hook Job")
+	require.Equal(t, "pre-delete", j.GetAnnotations()["helm.sh/hook"])
+	require.Contains(t, j.GetAnnotations()["helm.sh/hook-delete-policy"], "hook-succeeded")
+	spec, _, err := unstructured.NestedMap(j.Object, "spec", "template", "spec")
+	require.NoError(t, err)
+	require.Equal(t, "obs-shardwise-operator", spec["serviceAccountName"])
+	require.Equal(t, "Never", spec["restartPolicy"])
+	c := spec["containers"].([]any)[0].(map[string]any)
+	require.Equal(t, r.container(t, "obs-shardwise-operator")["image"], c["image"], "the operator's image")
+	require.Equal(t, []any{"--uninstall", "--uninstall-stop-deployment=obs-shardwise-operator"}, c["args"])
+	require.Equal(t, "POD_NAMESPACE", c["env"].([]any)[0].(map[string]any)["name"])
+	require.Equal(t, false, c["securityContext"].(map[string]any)["allowPrivilegeEscalation"])
+
+	r = mustRender(t, "obs", "monitoring", values(t, "watchNamespace: apps"))
+	require.Contains(t, job(r).Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"], "--watch-namespace=apps")
+
+	r = mustRender(t, "obs", "monitoring", values(t, "uninstallHook: {enabled: false}"))
+	require.Nil(t, job(r))
 }

@@ -16,10 +16,13 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -35,12 +38,16 @@ const secretLimit = 1 << 20
 //     CRDs, fits in its Secret;
 //   - upgrade with a changed CRD: the CRD is upgraded (crds/ never would be),
 //     and the CA cert-manager injected into the conversion webhook stays;
-//   - uninstall: the Deployment goes, the CRDs and a user's collector stay
+//   - uninstall: the pre-delete hook runs the operator binary with
+//     --uninstall as the chart's ServiceAccount, which releases a
+//     TargetAllocator's finalizer and its grant in another namespace; the
+//     Deployment goes, the CRDs and a user's collector stay
 //     (helm.sh/resource-policy: keep);
 //   - install again under the same name: the kept CRDs are adopted;
 //   - upgrade to crds.install=false: the CRDs stay.
 func TestHelmLifecycle(t *testing.T) {
 	requireEnv(t, "KUBEBUILDER_ASSETS", "run make test-chart, or export KUBEBUILDER_ASSETS=$(./hack/envtest.sh)")
+	operator := requireEnv(t, "SHARDWISE_OPERATOR_BIN", "run make test-chart, or make build and export SHARDWISE_OPERATOR_BIN=<repo>/bin/operator")
 	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	require.NoError(t, err, "start envtest")
@@ -114,11 +121,42 @@ func TestHelmLifecycle(t *testing.T) {
 	require.Equal(t, caBundle, got, "helm upgrade leaves the injected CA")
 	requireRecordFits(t, c, ns, release, 2)
 
-	// helm uninstall
+	// A TargetAllocator the operator granted rights in another namespace:
+	// its finalizer, and a RoleBinding there, as the operator leaves them.
+	ta := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "opentelemetry.io/v1alpha1", "kind": "TargetAllocator",
+		"metadata": map[string]any{"name": "granted", "namespace": "default", "finalizers": []any{"opentelemetry.io/shardwise-cluster-rbac"}},
+		"spec":     map[string]any{"prometheusCR": map[string]any{"enabled": true, "allowNamespaces": []any{"default", "kube-public"}}},
+	}}
+	require.NoError(t, c.Create(t.Context(), ta))
+	grant := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: "granted-targetallocator",
+			Labels:      map[string]string{"app.kubernetes.io/managed-by": "shardwise-operator", "app.kubernetes.io/instance": "default.granted"},
+			Annotations: map[string]string{"opentelemetry.io/shardwise-owner": "default/granted"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "shardwise-targetallocator-secret-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "granted-targetallocator", Namespace: "default"}},
+	}
+	require.NoError(t, c.Create(t.Context(), grant))
+
+	// helm uninstall: the pre-delete hook runs the operator with
+	// --uninstall, played here as the kubelet would run its Job.
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	hook := playJob(t, cs, cfg, operator, ns, "sw-shardwise-operator-uninstall")
 	un := action.NewUninstall(helm)
 	un.WaitStrategy = kube.HookOnlyStrategy
+	un.Timeout = readyTimeout
 	res, err := un.Run(release)
 	require.NoError(t, err)
+	run := <-hook
+	require.NoError(t, run.err, "the uninstall hook:\n%s", run.output)
+	require.Contains(t, run.args, "--uninstall")
+	require.Contains(t, run.output, "finalizers released")
+	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(ta), ta))
+	require.Empty(t, ta.GetFinalizers(), "the hook removed the operator's finalizer")
+	err = c.Get(t.Context(), client.ObjectKeyFromObject(grant), grant)
+	require.True(t, apierrors.IsNotFound(err), "the hook deleted the grant in the other namespace: %v", err)
+	require.NoError(t, c.Delete(t.Context(), ta), "the allocator can go without an operator")
 	require.Contains(t, res.Info, "kept due to the resource policy", "Helm says which objects it kept")
 	deployment := &unstructured.Unstructured{}
 	deployment.SetAPIVersion("apps/v1")

@@ -49,6 +49,9 @@ type rendered struct {
 	Objects []*unstructured.Unstructured
 	// CRDs are the templates' CRDs (templates/crds).
 	CRDs []*unstructured.Unstructured
+	// Hooks are the hooks' objects (helm.sh/hook), which Helm keeps out of
+	// the manifest.
+	Hooks []*unstructured.Unstructured
 }
 
 // render renders the chart as `helm template <release> charts/shardwise
@@ -77,6 +80,11 @@ func renderChart(t testing.TB, ch *chartv2.Chart, release, namespace string, val
 	out := rendered{Manifest: r.Manifest, Notes: r.Info.Notes}
 	objs, err := decode(r.Manifest)
 	require.NoError(t, err, "decode rendered manifest")
+	for _, h := range r.Hooks {
+		hooks, err := decode(h.Manifest)
+		require.NoError(t, err, "decode hook %s", h.Name)
+		out.Hooks = append(out.Hooks, hooks...)
+	}
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" {
 			out.CRDs = append(out.CRDs, o)
