@@ -65,7 +65,7 @@ spec:
 		}
 		rbs, err := foreign()
 		if err != nil || len(rbs) == 0 {
-			return fmt.Errorf("no RoleBinding in %s yet (%v)", other, err)
+			return fmt.Errorf("no RoleBinding in %s yet (%w)", other, err)
 		}
 		return nil
 	})
@@ -106,6 +106,6 @@ spec:
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v (finalizers %v)", err, ta.Finalizers)
+		return fmt.Errorf("still there: %w (finalizers %v)", err, ta.Finalizers)
 	})
 }

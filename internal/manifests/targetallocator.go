@@ -37,8 +37,8 @@ type AllocatorInput struct {
 	OptedIn []string
 }
 
-// LabelReaderPrefix, followed by a namespace, is the label by which a
-// namespace lets the allocators of that namespace read it
+// LabelReaderPrefix is the prefix of the label by which a namespace lets
+// the allocators of another namespace, the label's name, read it
 // (ReaderLabel). Only whoever may update a namespace, a cluster
 // administrator, can set it; a tenant's spec cannot.
 const LabelReaderPrefix = "readers.shardwise.io/"

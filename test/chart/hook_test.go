@@ -2,11 +2,13 @@ package chart
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +27,15 @@ type hookRun struct {
 
 // playJob does for a hook Job what the kubelet and the Job controller would,
 // neither of which runs here: once the Job ns/name exists, it runs bin with
-// the Job's arguments as the Job's ServiceAccount (a token, so with exactly
-// the chart's RBAC) and POD_NAMESPACE, then records the outcome in the Job's
+// the Job's arguments as its ServiceAccount sa (a token, so with exactly the
+// chart's RBAC) and POD_NAMESPACE, then records the outcome in the Job's
 // status, which Helm waits for. The run is sent on the returned channel.
-func playJob(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, bin, ns, name string) <-chan hookRun {
+func playJob(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, bin, ns, name, sa string) <-chan hookRun {
 	t.Helper()
+	token, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(t.Context(), sa,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(600))}}, metav1.CreateOptions{})
+	require.NoError(t, err, "token for %s", sa)
+	kubeconfig := writeKubeconfig(t, cfg, token.Status.Token)
 	out := make(chan hookRun, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	t.Cleanup(cancel)
@@ -53,15 +59,13 @@ func playJob(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, bin, ns, n
 			}
 		}
 		spec := job.Spec.Template.Spec
-		token, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, spec.ServiceAccountName,
-			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(600))}}, metav1.CreateOptions{})
-		if err != nil {
-			out <- hookRun{err: err}
+		if spec.ServiceAccountName != sa {
+			out <- hookRun{err: fmt.Errorf("the Job runs as %q, not %q", spec.ServiceAccountName, sa)}
 			return
 		}
 		run := hookRun{args: spec.Containers[0].Args}
 		cmd := exec.CommandContext(ctx, bin, run.args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+writeKubeconfig(t, cfg, token.Status.Token), "POD_NAMESPACE="+ns)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+ns)
 		b, runErr := cmd.CombinedOutput()
 		run.output, run.err = string(b), runErr
 		now := metav1.Now()

@@ -142,7 +142,7 @@ func TestHelmLifecycle(t *testing.T) {
 	// --uninstall, played here as the kubelet would run its Job.
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	hook := playJob(t, cs, cfg, operator, ns, "sw-shardwise-operator-uninstall")
+	hook := playJob(t, cs, cfg, operator, ns, "sw-shardwise-operator-uninstall", "sw-shardwise-operator")
 	un := action.NewUninstall(helm)
 	un.WaitStrategy = kube.HookOnlyStrategy
 	un.Timeout = readyTimeout
