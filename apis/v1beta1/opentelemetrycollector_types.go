@@ -197,6 +197,16 @@ type OpenTelemetryCollectorSpec struct {
 	// hostPID runs the collector pods in the node's process namespace.
 	// +optional
 	HostPID *bool `json:"hostPID,omitempty"`
+	// hostUsers false runs the collector pods in a user namespace of their
+	// own, so root in the container is not root on the node. Workload modes
+	// only.
+	// +optional
+	HostUsers *bool `json:"hostUsers,omitempty"`
+	// hostAliases are added to the collector pods' /etc/hosts. Workload
+	// modes only; not with hostNetwork.
+	// +optional
+	// +listType=atomic
+	HostAliases []corev1.HostAlias `json:"hostAliases,omitempty"`
 	// shareProcessNamespace shares one process namespace between the
 	// containers of a collector pod.
 	// +optional
@@ -270,6 +280,16 @@ type OpenTelemetryCollectorSpec struct {
 	// monitoring), e.g. PreferClose; see the Service field of that name.
 	// +optional
 	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
+	// sessionAffinity of the collector Services (base, headless and
+	// monitoring), as upstream: ClientIP sends a client's connections to
+	// one pod.
+	// +optional
+	// +kubebuilder:validation:Enum=ClientIP;None
+	SessionAffinity *corev1.ServiceAffinity `json:"sessionAffinity,omitempty"`
+	// sessionAffinityConfig of the collector Services (the ClientIP
+	// timeout), with sessionAffinity ClientIP.
+	// +optional
+	SessionAffinityConfig *corev1.SessionAffinityConfig `json:"sessionAffinityConfig,omitempty"`
 	// ingress exposes the receivers through an Ingress <name>-ingress
 	// (type ingress), as upstream. Not in mode sidecar.
 	// +optional

@@ -302,3 +302,42 @@ func TestSidecarMode(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamPodAndServiceFields: a collector with upstream's hostUsers,
+// hostAliases, sessionAffinity and sessionAffinityConfig is stored with
+// them (the schema pruned them before), reconciled Ready, and the API
+// server takes the StatefulSet and the three Services built with them, the
+// headless one included.
+func TestUpstreamPodAndServiceFields(t *testing.T) {
+	t.Parallel()
+	ns := "upstream-fields"
+	h := start(t, ns)
+	_, err := h.createYAML(t, ns, `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata: {name: fields}
+spec:
+  mode: statefulset
+  hostUsers: false
+  hostAliases: [{ip: 10.1.2.3, hostnames: [backend.internal]}]
+  sessionAffinity: ClientIP
+  sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}
+  config:
+    receivers: {otlp: {protocols: {grpc: {}}}}
+    exporters: {debug: {}}
+    service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
+`)
+	require.NoError(t, err)
+	c := h.waitReady(t, ns, "fields", metav1.ConditionTrue)
+	require.Equal(t, corev1.ServiceAffinityClientIP, ptr.Deref(c.Spec.SessionAffinity, ""), "stored, not pruned")
+	var sts appsv1.StatefulSet
+	h.get(t, ns, "fields-collector", &sts)
+	require.Equal(t, ptr.To(false), sts.Spec.Template.Spec.HostUsers)
+	require.Equal(t, []string{"backend.internal"}, sts.Spec.Template.Spec.HostAliases[0].Hostnames)
+	for _, name := range []string{"fields-collector", "fields-collector-headless", "fields-collector-monitoring"} {
+		var svc corev1.Service
+		h.get(t, ns, name, &svc)
+		require.Equal(t, corev1.ServiceAffinityClientIP, svc.Spec.SessionAffinity, name)
+		require.Equal(t, int32(600), *svc.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds, name)
+	}
+}

@@ -201,12 +201,16 @@ func collectorServices(c *v1beta1.OpenTelemetryCollector, labels, selector map[s
 	if mode == v1beta1.ModeDaemonSet {
 		local = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 	}
-	// The address settings of the resource apply to the three Services, as
-	// upstream.
+	// The address and affinity settings of the resource apply to the three
+	// Services, as upstream.
 	addressed := func(svc *corev1.Service) *corev1.Service {
 		svc.Spec.IPFamilies = slices.Clone(c.Spec.IPFamilies)
 		svc.Spec.IPFamilyPolicy = c.Spec.IPFamilyPolicy
 		svc.Spec.TrafficDistribution = c.Spec.TrafficDistribution
+		if c.Spec.SessionAffinity != nil {
+			svc.Spec.SessionAffinity = *c.Spec.SessionAffinity
+		}
+		svc.Spec.SessionAffinityConfig = c.Spec.SessionAffinityConfig
 		return svc
 	}
 	headless := addressed(Service(ns, HeadlessService(instance), serviceLabels(labels, ServiceTypeHeadless), selector, ports))
@@ -382,6 +386,8 @@ func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, labels map[strin
 		TopologySpreadConstraints:     slices.Clone(spec.TopologySpreadConstraints),
 		HostNetwork:                   ptr.Deref(spec.HostNetwork, false),
 		HostPID:                       ptr.Deref(spec.HostPID, false),
+		HostUsers:                     spec.HostUsers,
+		HostAliases:                   slices.Clone(spec.HostAliases),
 		ShareProcessNamespace:         spec.ShareProcessNamespace,
 		PriorityClassName:             ptr.Deref(spec.PriorityClassName, ""),
 		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,

@@ -1,0 +1,79 @@
+package manifests_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests"
+)
+
+// TestUpstreamPodAndServiceFields: hostUsers and hostAliases reach the pods
+// of every workload mode, sessionAffinity and sessionAffinityConfig the
+// three collector Services, as upstream builds them (its
+// internal/manifests/collector deployment.go, statefulset.go, daemonset.go,
+// service.go). Before, the schema pruned all four silently.
+func TestUpstreamPodAndServiceFields(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []v1beta1.Mode{v1beta1.ModeDeployment, v1beta1.ModeStatefulSet, v1beta1.ModeDaemonSet} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			c := decodeCollector(t, upstreamExample)
+			c.Spec.Mode = mode
+			c.Spec.TargetAllocator.Enabled = false
+			c.Spec.Config = decodeCollector(t, otlpExample).Spec.Config
+			c.Spec.HostUsers = ptr.To(false)
+			c.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"backend.internal"}}}
+			c.Spec.SessionAffinity = ptr.To(corev1.ServiceAffinityClientIP)
+			c.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(int32(600))}}
+			got, err := manifests.BuildCollector(c, settings, nil)
+			require.NoError(t, err)
+			var pod *corev1.PodSpec
+			for _, o := range got.Objects {
+				switch w := o.(type) {
+				case *appsv1.Deployment:
+					pod = &w.Spec.Template.Spec
+				case *appsv1.StatefulSet:
+					pod = &w.Spec.Template.Spec
+				case *appsv1.DaemonSet:
+					pod = &w.Spec.Template.Spec
+				}
+			}
+			require.NotNil(t, pod, "a workload in mode %s", mode)
+			require.Equal(t, ptr.To(false), pod.HostUsers)
+			require.Equal(t, c.Spec.HostAliases, pod.HostAliases)
+			services := 0
+			for _, o := range got.Objects {
+				if svc, ok := o.(*corev1.Service); ok {
+					services++
+					require.Equal(t, corev1.ServiceAffinityClientIP, svc.Spec.SessionAffinity, svc.Name)
+					require.Equal(t, c.Spec.SessionAffinityConfig, svc.Spec.SessionAffinityConfig, svc.Name)
+				}
+			}
+			require.Equal(t, 3, services, "base, headless and monitoring")
+		})
+	}
+	// Unset, nothing is written: the API server's defaults stay (None).
+	got, err := manifests.BuildCollector(decodeCollector(t, upstreamExample), settings, nil)
+	require.NoError(t, err)
+	for _, o := range got.Objects {
+		if svc, ok := o.(*corev1.Service); ok {
+			require.Empty(t, svc.Spec.SessionAffinity, svc.Name)
+		}
+	}
+}
+
+const otlpExample = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata: {name: otlp}
+spec:
+  config:
+    receivers: {otlp: {protocols: {grpc: {}, http: {}}}}
+    exporters: {debug: {}}
+    service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
+`
