@@ -26,6 +26,7 @@ import (
 	"github.com/shardwise/shardwise/discovery"
 	"github.com/shardwise/shardwise/discovery/collector"
 	"github.com/shardwise/shardwise/discovery/operator"
+	"github.com/shardwise/shardwise/internal/allocator/upstreammetrics"
 	"github.com/shardwise/shardwise/internal/clientgo"
 	"github.com/shardwise/shardwise/server"
 )
@@ -217,6 +218,17 @@ func newServer(opts Options, cfg *config, st *state, hb *heartbeat) (*server.Ser
 			PlainHTTPAPI: cfg.HTTPS.PlainHTTPAPI,
 		}
 	}
+	// Upstream's metric names beside ours, derived from ours at each scrape.
+	upstream := prometheus.NewRegistry()
+	strategy := func() string {
+		if a := st.alloc.Load(); a != nil {
+			return a.Options().Strategy
+		}
+		return cfg.AllocationStrategy
+	}
+	if err := upstream.Register(upstreammetrics.New(opts.Registry, strategy)); err != nil {
+		return nil, fmt.Errorf("upstream metric names: %w", err)
+	}
 	srv, err := server.New(server.Options{
 		Assignments:          st,
 		ScrapeConfigs:        st,
@@ -227,7 +239,7 @@ func newServer(opts Options, cfg *config, st *state, hb *heartbeat) (*server.Ser
 		EnablePprof:          cfg.EnablePprof,
 		Logger:               opts.Logger.With("component", "server"),
 		Registerer:           opts.Registry,
-		Gatherer:             opts.Registry,
+		Gatherer:             prometheus.Gatherers{opts.Registry, upstream},
 		Live:                 hb.live,
 	})
 	if err != nil {

@@ -15,9 +15,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardwise/shardwise/internal/allocator/upstreammetrics"
 	"github.com/shardwise/shardwise/internal/testenv"
 )
 
@@ -187,7 +190,32 @@ func TestRunServesAndReloads(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("collectors: [{name: c0}]\nbogus_key: 1\n"), 0o600))
 	eventually(t, func() bool { return metricValue(t, reg, "shardwise_allocator_config_reloads_total", "failure") >= 1 })
 	require.Equal(t, before, assigned(t, base, "static job", "c0", "c1", "c2"))
-	require.Contains(t, get(t, base+"/metrics"), "shardwise_allocator_targets{collector=\"c2\"}")
+	page := get(t, base+"/metrics")
+	require.Contains(t, page, "shardwise_allocator_targets{collector=\"c2\"}")
+
+	// Upstream's names are served too, each made of a metric the allocator
+	// really registers, with the same values.
+	for _, m := range upstreammetrics.Mappings("consistent-hashing") {
+		require.Contains(t, page, "\n"+m.From, "the allocator registers %s", m.From)
+		require.Contains(t, page, "\n"+m.Upstream, "%s is served, made of %s", m.Upstream, m.From)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(page))
+	require.NoError(t, err)
+	ours := map[string]float64{}
+	for _, m := range families["shardwise_allocator_targets"].GetMetric() {
+		ours[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	theirs := map[string]float64{}
+	for _, m := range families["opentelemetry_allocator_targets_per_collector"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "collector_name" {
+				theirs[l.GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	require.Len(t, ours, 3)
+	require.Equal(t, ours, theirs)
 }
 
 func metricValue(t *testing.T, reg *prometheus.Registry, name, result string) float64 {
