@@ -19,6 +19,7 @@ import (
 // webhookOptions are the admission webhook's and auto-instrumentation's flags.
 type webhookOptions struct {
 	enabled bool
+	host    string
 	port    int
 	certDir string
 	// images are the default agent images per language.
@@ -45,6 +46,7 @@ func (w *webhookOptions) addFlags(fs *flag.FlagSet) {
 	defaults := instrumentation.DefaultSettings()
 	fs.BoolVar(&w.enabled, "enable-webhooks", true, "Serve the admission webhooks (pod auto-instrumentation); false runs the reconcilers alone.")
 	fs.IntVar(&w.port, "webhook-port", 9443, "Port of the webhook server.")
+	fs.StringVar(&w.host, "webhook-host", "", "Address the webhook server listens on; empty for every address (in a pod, the API server calls the pod's IP).")
 	fs.StringVar(&w.certDir, "webhook-cert-dir", defaultCertDir, "Directory holding the webhook server's tls.crt and tls.key.")
 	fs.StringVar(&w.certManagement, "webhook-cert-management", "cert-manager", "Who provides the webhook's serving certificate in --webhook-cert-dir: cert-manager (config/default), self (the operator generates, rotates and injects it, config/self-managed-tls) or none (you do).")
 	ns := os.Getenv("POD_NAMESPACE")
@@ -105,7 +107,7 @@ func (w *webhookOptions) validate() error {
 
 // server is the webhook server for the manager's options.
 func (w *webhookOptions) server(tlsOpts []func(*tls.Config)) webhook.Server {
-	return webhook.NewServer(webhook.Options{Port: w.port, CertDir: w.certDir, TLSOpts: tlsOpts})
+	return webhook.NewServer(webhook.Options{Host: w.host, Port: w.port, CertDir: w.certDir, TLSOpts: tlsOpts})
 }
 
 // setupWebhooks registers the pod webhook, unless webhooks are disabled.
