@@ -74,6 +74,8 @@ test: browser ## All tests, against a real kube-apiserver and etcd, and the stat
 	  $(MAKE) --no-print-directory test-e2e; fi
 	@echo ">> test: the Helm chart with Helm's library, installed into the envtest control plane (test/chart)"
 	$(MAKE) --no-print-directory test-chart
+	@echo ">> test: the tenant attack suite against the operator and allocator binaries in envtest (test/attack)"
+	$(MAKE) --no-print-directory test-attack
 	@echo ">> test: the container images (make images, then the checks in hack/tools/images)"
 	$(MAKE) --no-print-directory test-images
 
@@ -114,6 +116,14 @@ test-images: images ## Check the images make images wrote, and the image tool's 
 test-chart: build ## Helm chart tests (separate module test/chart): lint, renders, golden file, schema, install into envtest and run the operator.
 	@assets=$$(./hack/envtest.sh) && cd test/chart && \
 	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ENVTEST=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator $(GO) test -count=1 -timeout 15m ./...
+
+.PHONY: test-attack
+test-attack: build ## Tenant attack suite of issue 24 (test/attack): the real operator and allocator in envtest; the report is bin/attack-report.md.
+	@assets=$$(./hack/envtest.sh) && rm -f $(BIN)/attack-report.md && status=0 && \
+	  echo ">> test-attack: a tenant of team-a against bin/operator and bin/allocator (envtest), report in $(BIN)/attack-report.md" && \
+	  { KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ATTACK=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator \
+	    SHARDWISE_ATTACK_REPORT=$(BIN)/attack-report.md $(GO) test -count=1 -timeout 5m ./test/attack/ || status=$$?; } && \
+	  if [ -f $(BIN)/attack-report.md ]; then cat $(BIN)/attack-report.md; fi && exit $$status
 
 .PHONY: bench
 bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
