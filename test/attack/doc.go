@@ -1,7 +1,9 @@
 // Package attack is the tenant attack suite of issue 24: in one envtest
 // control plane, the real operator binary (as a ServiceAccount holding
-// exactly config/rbac, with the admission policy of config/policy and the
-// pod webhook reached by the API server over TLS) and the real allocator
+// exactly config/rbac, with the admission policy of config/policy, and
+// serving the pod webhook of config/webhook, which envtest points at the
+// operator's port on 127.0.0.1 with a certificate the API server trusts, so
+// the API server calls the binary over TLS) and the real allocator
 // binary (as the ServiceAccount the operator created for it, with the
 // configuration the operator rendered) face a tenant who may only create
 // collectors, TargetAllocators, Instrumentations, ServiceMonitors,
