@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,8 +46,9 @@ const saToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 // to the collectors (which would then send their token to the tenant's
 // pods). The allocator binary runs with the configuration the operator
 // rendered and as the ServiceAccount the operator created for it, and its
-// /scrape_configs is read: a legitimate monitor's job is there, the
-// tenant's is not, and the token path appears nowhere.
+// /scrape_configs is read: the jobs of team-b's monitor and of the tenant's
+// monitor without a file are there, the one with the file is not, and the
+// token path appears nowhere.
 func attackTokenFile(t *testing.T, s *suite, r recorder) {
 	ctx := t.Context()
 	monitor := func(name, ns string, endpoint map[string]any) *unstructured.Unstructured {
@@ -62,6 +64,9 @@ func attackTokenFile(t *testing.T, s *suite, r recorder) {
 	require.NoError(t, s.admin.Create(ctx, monitor("legit", teamB, map[string]any{"port": "metrics"})))
 	require.NoError(t, s.tenant.Create(ctx, monitor("steal-token", teamA, map[string]any{"port": "metrics", "bearerTokenFile": saToken})),
 		"the tenant may create ServiceMonitors in its namespace")
+	// The same tenant's monitor without the file: served, so the allocator
+	// reads team-a and the file is what keeps the other one out.
+	require.NoError(t, s.tenant.Create(ctx, monitor("plain", teamA, map[string]any{"port": "metrics"})))
 
 	// The platform's allocator: every namespace's monitors, which the
 	// operator allows in platform only.
@@ -112,11 +117,11 @@ spec:
 	})
 
 	alloc.waitHTTP(t, "http://"+addr+"/readyz", nil)
-	legit := "serviceMonitor/" + teamB + "/legit/0"
+	legit, plain := "serviceMonitor/"+teamB+"/legit/0", "serviceMonitor/"+teamA+"/plain/0"
 	var body []byte
 	var jobs map[string]json.RawMessage
 	hc := &http.Client{Timeout: 5 * time.Second}
-	eventually(t, waitFor, "the allocator serves the legitimate monitor's job", func() error {
+	eventually(t, waitFor, "the allocator serves the jobs of the monitors without files", func() error {
 		code, b, err := get(ctx, hc, "http://"+addr+"/scrape_configs", "")
 		if err != nil {
 			return err
@@ -128,8 +133,10 @@ spec:
 		if err := json.Unmarshal(b, &jobs); err != nil {
 			return fmt.Errorf("/scrape_configs: %w", err)
 		}
-		if _, ok := jobs[legit]; !ok {
-			return fmt.Errorf("no job %s among %v", legit, slices.Sorted(mapsKeys(jobs)))
+		for _, job := range []string{legit, plain} {
+			if _, ok := jobs[job]; !ok {
+				return fmt.Errorf("no job %s among %v", job, slices.Sorted(maps.Keys(jobs)))
+			}
 		}
 		body = b
 		return nil
@@ -161,7 +168,7 @@ spec:
 		stopped += "; no Warning event on the monitor within 10 s"
 	}
 	r.record(fmt.Sprintf("ServiceMonitor %s/steal-token with `bearerTokenFile: %s`, read by the allocator of %s (every namespace)", teamA, saToken, platform),
-		fmt.Sprintf("job absent from the allocator's /scrape_configs (jobs served: %s); the token path appears nowhere in it", strings.Join(slices.Sorted(mapsKeys(jobs)), ", ")),
+		fmt.Sprintf("job absent from the allocator's /scrape_configs (jobs served: %s); the token path appears nowhere in it", strings.Join(slices.Sorted(maps.Keys(jobs)), ", ")),
 		stopped)
 }
 
@@ -429,7 +436,7 @@ func attackCrossNamespaceInjection(t *testing.T, s *suite, r recorder) {
 // not exist: nothing here collects garbage).
 func ownedBy(pod *corev1.Pod, rs string) *corev1.Pod {
 	pod.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: types.UID("00000000-0000-0000-0000-" + fmt.Sprintf("%012x", len(rs))),
+		APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: types.UID(rs + "-uid"),
 		Controller: new(true),
 	}}
 	return pod
@@ -639,14 +646,4 @@ func attackMetricsAndDryRun(t *testing.T, s *suite, r recorder) {
 	r.record("dry-run pod create with team-b's injection annotations (events as a side effect)",
 		fmt.Sprintf("no event on pod %s or its ReplicaSet (%d events in %s, the marker pod's among them); the dry run still got %d admission warnings", dry.Name, len(list.Items), teamA, len(w.all())),
 		fmt.Sprintf("the pod webhook answered the dry run (warning: %s) and recorded no event for it; the marker's event: %s: %s", w.all()[0], markerReason, markerNote))
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
