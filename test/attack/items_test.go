@@ -215,10 +215,14 @@ func attackGrants(t *testing.T, s *suite, r recorder) {
 			require.False(t, st.Allowed, "%s may %s %s in %s", sa, c.verb, c.resource, c.ns)
 			sars = append(sars, fmt.Sprintf("%s %s in %s: %s", c.verb, c.resource, c.ns, sarVerdict(st)))
 		}
+		event := "Warning event " + reason + ": " + note
+		if note == cond.Message {
+			event = "Warning event " + reason + " with the same message"
+		}
 		r.record(tc.attempt,
 			fmt.Sprintf("Ready=%s, reason %s", cond.Status, cond.Reason),
-			fmt.Sprintf("condition: %s; Warning event %s: %s; SubjectAccessReview for system:serviceaccount:%s:%s: %s",
-				cond.Message, reason, note, teamA, sa, strings.Join(sars, "; ")))
+			fmt.Sprintf("the operator: condition message %q; %s; SubjectAccessReviews for system:serviceaccount:%s:%s: %s",
+				cond.Message, event, teamA, sa, strings.Join(sars, "; ")))
 	}
 
 	// The control: its own namespace is granted, through the same operator.
