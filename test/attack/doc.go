@@ -25,5 +25,8 @@
 // The suite needs the binaries in SHARDWISE_OPERATOR_BIN and
 // SHARDWISE_ALLOCATOR_BIN and KUBEBUILDER_ASSETS (hack/envtest.sh). Without
 // them it skips, unless SHARDWISE_REQUIRE_ATTACK is set (make test-attack
-// sets it), in which case it fails.
+// sets it), in which case it fails. SHARDWISE_ATTACK_OPERATOR_ARGS adds
+// operator flags, to watch attacks succeed against a weaker configuration
+// (--allow-cross-namespace-references --allow-cluster-wide-grants fails
+// items 2, 7 and 10).
 package attack

@@ -198,6 +198,10 @@ func setUp(t *testing.T, operatorBin, allocatorBin string) *suite {
 		"--webhook-port=" + strconv.Itoa(wh.LocalServingPort),
 		"--log-format=text",
 	}
+	// Extra flags, for a run that shows the attacks succeeding against a
+	// weaker configuration (e.g. upstream's --allow-cross-namespace-references).
+	args = append(args, strings.Fields(os.Getenv("SHARDWISE_ATTACK_OPERATOR_ARGS"))...)
+	s.report.operatorArgs = args
 	kubeconfig := s.serviceAccountKubeconfig(t, operatorNS, operatorSA)
 	s.operator = start(t, "operator", operatorBin, args, "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+operatorNS)
 	s.operator.waitHTTP(t, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil)
