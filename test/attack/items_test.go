@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,8 +63,19 @@ func attackTokenFile(t *testing.T, s *suite, r recorder) {
 		}}
 	}
 	require.NoError(t, s.admin.Create(ctx, monitor("legit", teamB, map[string]any{"port": "metrics"})))
-	require.NoError(t, s.tenant.Create(ctx, monitor("steal-token", teamA, map[string]any{"port": "metrics", "bearerTokenFile": saToken})),
-		"the tenant may create ServiceMonitors in its namespace")
+	// The tenant's monitors that name files of the collectors' pods: their
+	// ServiceAccount token, and the client key they present to the
+	// allocator with mutual TLS.
+	clientCert, clientKey := path.Join(manifests.TLSDir, manifests.TLSCertFile), path.Join(manifests.TLSDir, manifests.TLSKeyFile)
+	stealers := []struct{ name, field string }{
+		{"steal-token", "bearerTokenFile: " + saToken},
+		{"steal-tls-key", "scheme: https, tlsConfig: {certFile: " + clientCert + ", keyFile: " + clientKey + "}"},
+	}
+	for _, m := range stealers {
+		var endpoint map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte("{port: metrics, "+m.field+"}"), &endpoint))
+		require.NoError(t, s.tenant.Create(ctx, monitor(m.name, teamA, endpoint)), "the tenant may create ServiceMonitors in its namespace")
+	}
 	// The same tenant's monitor without the file: served, so the allocator
 	// reads team-a and the file is what keeps the other one out.
 	require.NoError(t, s.tenant.Create(ctx, monitor("plain", teamA, map[string]any{"port": "metrics"})))
@@ -142,34 +154,44 @@ spec:
 		return nil
 	})
 	for job := range jobs {
-		require.False(t, strings.HasPrefix(job, "serviceMonitor/"+teamA+"/steal-token/"), "the tenant's job %s is served", job)
+		for _, m := range stealers {
+			require.False(t, strings.HasPrefix(job, "serviceMonitor/"+teamA+"/"+m.name+"/"), "the tenant's job %s is served", job)
+		}
 	}
-	require.NotContains(t, string(body), saToken, "the token path reaches the collectors")
+	for _, file := range []string{saToken, clientCert, clientKey} {
+		require.NotContains(t, string(body), file, "a file of the collectors' pods reaches them as a scrape setting")
+	}
 
-	// What stopped it, as the allocator reports it.
+	// What stopped them, as the allocator reports it.
 	invalid := ""
-	eventually(t, waitFor, "the allocator counts the tenant's monitor as invalid", func() error {
+	want := `shardwise_allocator_invalid_resources{kind="ServiceMonitor"} ` + strconv.Itoa(len(stealers))
+	eventually(t, waitFor, "the allocator counts the tenant's monitors as invalid", func() error {
 		_, b, err := get(ctx, hc, "http://"+addr+"/metrics", "")
 		if err != nil {
 			return err
 		}
 		for line := range strings.SplitSeq(string(b), "\n") {
-			if strings.HasPrefix(line, `shardwise_allocator_invalid_resources{kind="ServiceMonitor"} `) && !strings.HasSuffix(line, " 0") {
+			if strings.HasPrefix(line, `shardwise_allocator_invalid_resources{kind="ServiceMonitor"} `) {
 				invalid = line
-				return nil
 			}
 		}
-		return errors.New("shardwise_allocator_invalid_resources{kind=\"ServiceMonitor\"} is 0 or missing")
+		if invalid != want {
+			return fmt.Errorf("%q, want %q", invalid, want)
+		}
+		return nil
 	})
-	stopped := fmt.Sprintf("rendered config `deny_fs_access_through_sms: true`; allocator metric `%s`", invalid)
-	if note, ok := s.findWarning(t, teamA, "steal-token", 10*time.Second); ok {
-		stopped += "; Warning event: " + note
-	} else {
-		stopped += "; no Warning event on the monitor within 10 s"
+	served := strings.Join(slices.Sorted(maps.Keys(jobs)), ", ")
+	for _, m := range stealers {
+		stopped := fmt.Sprintf("the allocator, by the operator's rendered `deny_fs_access_through_sms: true`: metric `%s`", invalid)
+		if note, ok := s.findWarning(t, teamA, m.name, 10*time.Second); ok {
+			stopped += "; Warning event " + note
+		} else {
+			stopped += "; no Warning event on the monitor within 10 s"
+		}
+		r.record(fmt.Sprintf("ServiceMonitor %s/%s with `%s`, read by the allocator of %s (every namespace)", teamA, m.name, m.field, platform),
+			fmt.Sprintf("job absent from the allocator's /scrape_configs (jobs served: %s); the file paths appear nowhere in it", served),
+			stopped)
 	}
-	r.record(fmt.Sprintf("ServiceMonitor %s/steal-token with `bearerTokenFile: %s`, read by the allocator of %s (every namespace)", teamA, saToken, platform),
-		fmt.Sprintf("job absent from the allocator's /scrape_configs (jobs served: %s); the token path appears nowhere in it", strings.Join(slices.Sorted(maps.Keys(jobs)), ", ")),
-		stopped)
 }
 
 // attackGrants (item 2): the tenant's TargetAllocator asks for Secrets of
@@ -187,21 +209,24 @@ func attackGrants(t *testing.T, s *suite, r recorder) {
 		verb, resource, ns string
 	}
 	for _, tc := range []struct {
-		name, attempt, spec string
-		denied              []check
+		name, attempt, doc string
+		denied             []check
 	}{
 		{"read-kube-system", "TargetAllocator with `prometheusCR.secretNamespaces: [kube-system]`",
-			"{enabled: true, allowNamespaces: [team-a], secretNamespaces: [kube-system]}",
+			ta("read-kube-system", "{enabled: true, allowNamespaces: [team-a], secretNamespaces: [kube-system]}"),
 			[]check{{"get", "secrets", kubeSystem}, {"list", "secrets", kubeSystem}}},
 		{"watch-team-b", "TargetAllocator with `prometheusCR.allowNamespaces: [team-a, team-b]`",
-			"{enabled: true, allowNamespaces: [team-a, team-b]}",
+			ta("watch-team-b", "{enabled: true, allowNamespaces: [team-a, team-b]}"),
 			[]check{{"list", "pods", teamB}, {"list", "servicemonitors.monitoring.coreos.com", teamB}, {"get", "secrets", teamB}}},
 		{"every-namespace", "TargetAllocator with `prometheusCR` and no `allowNamespaces` (every namespace)",
-			"{enabled: true, serviceMonitorSelector: {}}",
+			ta("every-namespace", "{enabled: true, serviceMonitorSelector: {}}"),
 			[]check{{"list", "pods", teamB}, {"list", "servicemonitors.monitoring.coreos.com", kubeSystem}}},
+		{"via-collector", "collector with `targetAllocator: {enabled: true, prometheusCR: {enabled: true, secretNamespaces: [kube-system]}}` (the operator creates the TargetAllocator)",
+			collectorWithAllocator("via-collector", "{enabled: true, secretNamespaces: [kube-system]}"),
+			[]check{{"get", "secrets", kubeSystem}}},
 	} {
-		_, err := s.createYAML(t, s.tenant, teamA, ta(tc.name, tc.spec))
-		require.NoError(t, err, "the tenant may create TargetAllocators")
+		_, err := s.createYAML(t, s.tenant, teamA, tc.doc)
+		require.NoError(t, err, "the tenant may create collectors and TargetAllocators")
 		cond := s.readyCondition(t, teamA, tc.name)
 		require.Equal(t, metav1.ConditionFalse, cond.Status, "%s: %s", tc.name, cond.Message)
 		require.Equal(t, "GrantNotAllowed", cond.Reason)
@@ -233,6 +258,31 @@ func attackGrants(t *testing.T, s *suite, r recorder) {
 	require.True(t, s.serviceAccountAllowed(t, teamA, manifests.TargetAllocatorName("own"), "list", "pods", teamA).Allowed,
 		"an allocator of its own namespace lists its pods")
 	require.NoError(t, s.admin.Get(ctx, client.ObjectKey{Namespace: teamA, Name: manifests.TargetAllocatorName("own")}, &corev1.ServiceAccount{}))
+}
+
+// collectorWithAllocator is a collector whose allocator the operator
+// creates, with prometheusCR as given.
+func collectorWithAllocator(name, prometheusCR string) string {
+	return fmt.Sprintf(`
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: %s
+spec:
+  mode: statefulset
+  targetAllocator:
+    enabled: true
+    prometheusCR: %s
+  config:
+    receivers:
+      prometheus:
+        config:
+          scrape_configs:
+          - job_name: self
+            static_configs: [{targets: ['127.0.0.1:8888']}]
+    exporters: {debug: {}}
+    service: {pipelines: {metrics: {receivers: [prometheus], exporters: [debug]}}}
+`, name, prometheusCR)
 }
 
 // sarVerdict is a SubjectAccessReview's answer in words.
