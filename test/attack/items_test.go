@@ -608,23 +608,30 @@ func attackKinds(t *testing.T, s *suite, r recorder) {
 	ctx := t.Context()
 	_, err := s.createYAML(t, s.tenant, teamA, collectorYAML("plain", "deployment", ""))
 	require.NoError(t, err, "the tenant may create collectors")
+	const budget = "podDisruptionBudget: {maxUnavailable: 0}"
 	for _, tc := range []struct {
-		name, field, needs string
+		attempt, doc, needs string
 	}{
-		{"grab-ingress", "ingress: {type: ingress, hostname: team-b.example.com}", "ingresses.networking.k8s.io"},
-		{"open-network", "networkPolicy: {enabled: true}", "networkpolicies.networking.k8s.io"},
-		{"block-drains", "podDisruptionBudget: {maxUnavailable: 0}", "poddisruptionbudgets.policy"},
+		{"collector with `ingress: {type: ingress, hostname: team-b.example.com}`",
+			collectorYAML("grab-ingress", "deployment", "  ingress: {type: ingress, hostname: team-b.example.com}\n"), "ingresses.networking.k8s.io"},
+		{"collector with `networkPolicy: {enabled: true}`",
+			collectorYAML("open-network", "deployment", "  networkPolicy: {enabled: true}\n"), "networkpolicies.networking.k8s.io"},
+		{"collector with `" + budget + "`",
+			collectorYAML("block-drains", "deployment", "  "+budget+"\n"), "poddisruptionbudgets.policy"},
+		{"collector with `targetAllocator: {enabled: true, " + budget + "}`",
+			collectorYAML("block-drains-allocator", "statefulset", "  targetAllocator: {enabled: true, "+budget+"}\n"), "poddisruptionbudgets.policy"},
+		{"TargetAllocator with `" + budget + "`",
+			"apiVersion: opentelemetry.io/v1alpha1\nkind: TargetAllocator\nmetadata: {name: block-drains}\nspec: {" + budget + "}\n", "poddisruptionbudgets.policy"},
 	} {
-		_, err := s.createYAML(t, s.tenant, teamA, collectorYAML(tc.name, "deployment", "  "+tc.field+"\n"))
-		require.Error(t, err, "%s admitted", tc.name)
+		obj, err := s.createYAML(t, s.tenant, teamA, tc.doc)
+		require.Error(t, err, "%s admitted", tc.attempt)
 		require.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err), "%v", err)
 		require.ErrorContains(t, err, tenantUser+" may not create "+tc.needs+" in namespace "+teamA)
 		require.ErrorContains(t, err, "ValidatingAdmissionPolicy 'shardwise-tenant-rights'")
-		var got unstructured.Unstructured
-		got.SetAPIVersion("opentelemetry.io/v1beta1")
-		got.SetKind("OpenTelemetryCollector")
-		require.True(t, apierrors.IsNotFound(s.admin.Get(ctx, client.ObjectKey{Namespace: teamA, Name: tc.name}, &got)), "nothing stored")
-		r.record("collector with `"+tc.field+"`", "refused at admission: "+statusOf(err), err.Error())
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		require.True(t, apierrors.IsNotFound(s.admin.Get(ctx, client.ObjectKeyFromObject(obj), got)), "nothing stored")
+		r.record(tc.attempt, "refused at admission: "+statusOf(err), err.Error())
 	}
 }
 
