@@ -195,6 +195,7 @@ func setUp(t *testing.T, operatorBin, allocatorBin string) *suite {
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
 		"--webhook-cert-management=none",
 		"--webhook-cert-dir=" + wh.LocalServingCertDir,
+		"--webhook-host=127.0.0.1",
 		"--webhook-port=" + strconv.Itoa(wh.LocalServingPort),
 		"--log-format=text",
 	}
