@@ -82,7 +82,7 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 		warnings = append(warnings, f.Message)
 		logf.FromContext(ctx).Info("pod mutation incomplete", "namespace", req.Namespace, "pod", podName(pod), "reason", f.Reason, "message", f.Message, "dryRun", dryRun)
 		if h.Recorder != nil && !dryRun {
-			h.Recorder.Eventf(eventTarget(req.Namespace, pod), nil, corev1.EventTypeWarning, f.Reason, "MutatePod", "pod %s: %s", podName(pod), f.Message)
+			h.Recorder.Eventf(eventTarget(req.Namespace, pod), relatedPod(req.Namespace, pod), corev1.EventTypeWarning, f.Reason, "MutatePod", "pod %s: %s", podName(pod), f.Message)
 		}
 	}
 
@@ -167,6 +167,18 @@ func podName(pod *corev1.Pod) string {
 		return pod.Name
 	}
 	return pod.GenerateName + "<generated>"
+}
+
+// relatedPod is the pod as an event's related object, when it has a name:
+// it keeps one pod's event from being folded into another's series, which
+// is keyed by regarding, related, reason and action, not by note, and would
+// show only the first pod's note. Pods named by their controller
+// (generateName) share its template, and so their findings.
+func relatedPod(namespace string, pod *corev1.Pod) runtime.Object {
+	if pod.Name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Name: pod.Name}
 }
 
 // eventTarget is the pod's controller (or first owner), else its namespace:

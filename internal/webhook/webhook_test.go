@@ -362,6 +362,20 @@ func TestPodWebhook(t *testing.T) {
 				}
 				return false
 			}, 20*time.Second, 100*time.Millisecond)
+			// Another bare pod's finding, with the same reason, is an event
+			// of its own (related: the pod), not a repeat of the first one's
+			// that would hide its note.
+			other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare-2", Namespace: w.ns, Annotations: map[string]string{instrumentation.InjectAnnotation(instrumentation.NodeJS): "nope-2"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "node:22"}}}}
+			require.NoError(t, c.Create(t.Context(), other))
+			require.Eventually(t, func() bool {
+				for _, e := range eventsFor(t, c, w.ns, "Namespace", w.ns) {
+					if strings.Contains(e.Note, "instrumentation missing/nope-2 not found") {
+						return e.Related != nil && e.Related.Kind == "Pod" && e.Related.Name == "bare-2"
+					}
+				}
+				return false
+			}, 20*time.Second, 100*time.Millisecond)
 		})
 	})
 
