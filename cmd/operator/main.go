@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -61,6 +62,8 @@ type options struct {
 	// Deployment to scale to zero first.
 	uninstall     bool
 	uninstallStop string
+	// annotationsFilter is --annotations-filter, compiled.
+	annotationsFilter []*regexp.Regexp
 }
 
 // parseFlags reads the command line, then upstream's config file and
@@ -95,6 +98,16 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 	})
 	fs.BoolVar(&o.uninstall, "uninstall", false, "Instead of running: delete the RBAC granted outside their namespaces for TargetAllocators and OpAMPBridges, remove the operator's finalizers from them, and exit (the chart's pre-delete hook runs this, so namespaces can still be deleted once the operator is gone).")
 	fs.StringVar(&o.uninstallStop, "uninstall-stop-deployment", "", "With --uninstall: the operator's Deployment, in --leader-election-namespace, to scale to zero before anything is released.")
+	fs.Func("annotations-filter", "Regular expressions (repeat the flag, or separate them by commas) of annotation keys of a collector not copied to its pods, as upstream's flag of that name; kubectl's last-applied configuration never is.", func(v string) error {
+		for _, p := range splitList(v) {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return fmt.Errorf("pattern %q: %w", p, err)
+			}
+			o.annotationsFilter = append(o.annotationsFilter, re)
+		}
+		return nil
+	})
 	o.log.AddFlags(fs)
 	printVersion := version.AddFlag(fs)
 	o.upstream.addFlags(fs)
@@ -198,6 +211,7 @@ func serve(ctx context.Context, o options) error {
 	settings := manifests.Settings{
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
 		AllowClusterWideGrants: o.clusterWideGrants, GrantNamespaces: o.grantNamespaces,
+		AnnotationsFilter: o.annotationsFilter,
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
 	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}

@@ -55,7 +55,9 @@ func TestUpstreamFlags(t *testing.T) {
 	require.Equal(t, []string{"team-a", "team-b"}, o.watchNamespaces, "--watch-namespace takes a list, as upstream")
 	require.Equal(t, ":6060", o.upstream.pprofAddr)
 	require.Equal(t, map[string]bool{"operator.golang.flags": true, "operand.networkpolicy": false}, o.upstream.featureGates)
-	require.Equal(t, []string{"create-rbac-permissions", "labels-filter", "annotations-filter", "enable-cr-metrics", "ignore-missing-collector-crds"}, o.upstream.noEffect)
+	require.Equal(t, []string{"create-rbac-permissions", "labels-filter", "enable-cr-metrics", "ignore-missing-collector-crds"}, o.upstream.noEffect)
+	require.Len(t, o.annotationsFilter, 1)
+	require.True(t, o.annotationsFilter[0].MatchString("kubectl.kubernetes.io/restartedAt"))
 
 	tlsOpts, err := o.upstream.tlsOptions()
 	require.NoError(t, err)

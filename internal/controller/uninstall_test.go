@@ -82,7 +82,9 @@ spec:
 	stopOperator()
 	<-stopped
 
-	released, err := controller.Uninstall(ctx, h.client, h.scheme, nil, client.ObjectKeyFromObject(op), 10*time.Second)
+	// Only this test's namespace: the control plane is shared with tests
+	// whose allocators must keep their finalizers.
+	released, err := controller.Uninstall(ctx, h.client, h.scheme, []string{ns}, client.ObjectKeyFromObject(op), 10*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 1, released)
 	require.NoError(t, h.client.Get(ctx, client.ObjectKeyFromObject(op), op))
@@ -95,7 +97,7 @@ spec:
 	require.Empty(t, rbs, "the grants outside the allocator's namespace are deleted")
 
 	// Again: nothing left to release.
-	released, err = controller.Uninstall(ctx, h.client, h.scheme, nil, client.ObjectKeyFromObject(op), 10*time.Second)
+	released, err = controller.Uninstall(ctx, h.client, h.scheme, []string{ns}, client.ObjectKeyFromObject(op), 10*time.Second)
 	require.NoError(t, err)
 	require.Zero(t, released)
 

@@ -3,6 +3,7 @@ package manifests
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -37,6 +38,10 @@ type Settings struct {
 	// permissions outside their own namespace: the platform team's, not the
 	// tenants'.
 	GrantNamespaces []string
+	// AnnotationsFilter are the annotation keys (unanchored regular
+	// expressions, as upstream's --annotations-filter) of a collector's
+	// metadata and podAnnotations that are not copied to its pods.
+	AnnotationsFilter []*regexp.Regexp
 }
 
 // mayGrantOutside says whether an allocator in namespace ns may be granted
@@ -352,7 +357,7 @@ func collectorDaemonSet(c *v1beta1.OpenTelemetryCollector, name string, labels, 
 // podTemplate is the collector pod of every workload mode.
 func podTemplate(c *v1beta1.OpenTelemetryCollector, s Settings, labels map[string]string, serviceAccount, configMap, hash string) (corev1.PodTemplateSpec, error) {
 	spec := c.Spec
-	annotations := podAnnotations(c)
+	annotations := podAnnotations(c, s.AnnotationsFilter)
 	annotations[AnnotationConfigHash] = hash
 
 	volumes := []corev1.Volume{{
@@ -416,19 +421,25 @@ const (
 // podAnnotations does not set the key (but for those that describe the
 // resource itself: kubectl's last applied configuration, the stashed spec of
 // the other API version), then the prometheus.io annotations where neither
-// sets them, unless disablePrometheusAnnotations. Server-side apply removes
+// sets them, unless disablePrometheusAnnotations. Keys filter matches are
+// left out of the first two. Server-side apply removes
 // any of them from the pods when it is no longer desired.
-func podAnnotations(c *v1beta1.OpenTelemetryCollector) map[string]string {
-	out := maps.Clone(c.Spec.PodAnnotations)
-	if out == nil {
-		out = map[string]string{}
+func podAnnotations(c *v1beta1.OpenTelemetryCollector, filter []*regexp.Regexp) map[string]string {
+	filtered := func(k string) bool {
+		return slices.ContainsFunc(filter, func(re *regexp.Regexp) bool { return re.MatchString(k) })
+	}
+	out := map[string]string{}
+	for k, v := range c.Spec.PodAnnotations {
+		if !filtered(k) {
+			out[k] = v
+		}
 	}
 	for k, v := range c.Annotations {
 		switch k {
 		case corev1.LastAppliedConfigAnnotation, v1alpha1.AnnotationV1alpha1Spec, v1alpha1.AnnotationV1beta1Spec:
 			continue
 		}
-		if _, ok := out[k]; !ok {
+		if _, ok := out[k]; !ok && !filtered(k) {
 			out[k] = v
 		}
 	}

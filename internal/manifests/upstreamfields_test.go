@@ -1,6 +1,9 @@
 package manifests_test
 
 import (
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,3 +80,42 @@ spec:
     exporters: {debug: {}}
     service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 `
+
+// TestAnnotationsFilter: with upstream's --annotations-filter patterns, the
+// matching keys of the collector's annotations and of podAnnotations stay
+// off its pods, as upstream's manifestutils.PodAnnotations; the others, and
+// the prometheus.io ones the operator adds, are there.
+func TestAnnotationsFilter(t *testing.T) {
+	t.Parallel()
+	c := decodeCollector(t, otlpExample)
+	c.Namespace = "observability"
+	c.Annotations = map[string]string{"team.example.com/filter.out": "x", "owner": "team-a", "kubectl.kubernetes.io/last-applied-configuration": "{}"}
+	c.Spec.PodAnnotations = map[string]string{"sidecar.istio.io/inject": "false", "also.filter.out": "y"}
+	for _, tc := range []struct {
+		name   string
+		filter []*regexp.Regexp
+		want   []string
+	}{
+		{"none", nil, []string{"also.filter.out", "owner", "sidecar.istio.io/inject", "team.example.com/filter.out"}},
+		{"filtered", []*regexp.Regexp{regexp.MustCompile(`.*filter\.out`), regexp.MustCompile(`^sidecar\.istio\.io/`)}, []string{"owner"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := settings
+			s.AnnotationsFilter = tc.filter
+			got, err := manifests.BuildCollector(c, s, nil)
+			require.NoError(t, err)
+			d, ok := find[*appsv1.Deployment](got.Objects)
+			require.True(t, ok)
+			var keys []string
+			for k := range d.Spec.Template.Annotations {
+				if !strings.HasPrefix(k, "prometheus.io/") && !strings.HasPrefix(k, "opentelemetry-operator-config/") && !strings.HasPrefix(k, "operator.opentelemetry.io/") && !strings.HasPrefix(k, "shardwise.io/") {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			require.Equal(t, tc.want, keys)
+			require.Equal(t, "true", d.Spec.Template.Annotations["prometheus.io/scrape"])
+		})
+	}
+}
