@@ -315,6 +315,7 @@ func targetAllocatorToV1beta1(in *OpenTelemetryTargetAllocator) v1beta1.TargetAl
 			// upstream converts the same way.
 			PodMonitorSelector:     &metav1.LabelSelector{MatchLabels: in.PrometheusCR.PodMonitorSelector},
 			ServiceMonitorSelector: &metav1.LabelSelector{MatchLabels: in.PrometheusCR.ServiceMonitorSelector},
+			PrometheusCRTenancy:    *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
 		},
 	}
 }
@@ -398,8 +399,9 @@ func targetAllocatorFromV1beta1(in *v1beta1.TargetAllocatorEmbedded) OpenTelemet
 		TopologySpreadConstraints: in.TopologySpreadConstraints,
 		Observability:             in.Observability,
 		PrometheusCR: OpenTelemetryTargetAllocatorPrometheusCR{
-			Enabled:        in.PrometheusCR.Enabled,
-			ScrapeInterval: in.PrometheusCR.ScrapeInterval,
+			Enabled:             in.PrometheusCR.Enabled,
+			ScrapeInterval:      in.PrometheusCR.ScrapeInterval,
+			PrometheusCRTenancy: *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
 		},
 	}
 	// v1alpha1 has only matchLabels; the stash keeps the rest.

@@ -82,9 +82,37 @@ func alphaSpec(t *rapid.T) v1alpha1.OpenTelemetryCollectorSpec {
 			Enabled:                rapid.Bool().Draw(t, "ta.prometheusCR.enabled"),
 			PodMonitorSelector:     labels(t, "ta.podMonitorSelector"),
 			ServiceMonitorSelector: labels(t, "ta.serviceMonitorSelector"),
+			PrometheusCRTenancy:    tenancy(t),
 		},
 	}
 	return s
+}
+
+// tenancy draws the multi-tenancy switches both versions have.
+func tenancy(t *rapid.T) v1beta1.PrometheusCRTenancy {
+	return v1beta1.PrometheusCRTenancy{
+		IgnoreNamespaceSelectors: ptrOf(t, "ta.ignoreNamespaceSelectors", rapid.Bool()),
+		EnforcedNamespaceLabel:   ptrOf(t, "ta.enforcedNamespaceLabel", rapid.SampledFrom([]string{"", "namespace", "tenant"})),
+		EnforcedSampleLimit:      ptrOf(t, "ta.enforcedSampleLimit", rapid.Int64Range(0, 1e6)),
+		EnforcedBodySizeLimit:    ptrOf(t, "ta.enforcedBodySizeLimit", rapid.SampledFrom([]string{"10MB", "1GiB"})),
+		ScrapeConfigAllowedSDs:   rapid.SliceOfNDistinct(rapid.SampledFrom([]v1beta1.ScrapeConfigSD{"static", "kubernetes", "http"}), 0, 3, rapid.ID).Draw(t, "ta.scrapeConfigAllowedSDs"),
+	}
+}
+
+// TestConvertTenancyWithoutStash: the multi-tenancy switches convert field
+// to field, not only through the stash annotation.
+func TestConvertTenancyWithoutStash(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		in := &v1alpha1.OpenTelemetryCollector{ObjectMeta: meta(t), Spec: alphaSpec(t)}
+		hub := &v1beta1.OpenTelemetryCollector{}
+		require.NoError(t, in.DeepCopy().ConvertTo(hub))
+		requireSameJSON(t, in.Spec.TargetAllocator.PrometheusCR.PrometheusCRTenancy, hub.Spec.TargetAllocator.PrometheusCR.PrometheusCRTenancy)
+		delete(hub.Annotations, v1alpha1.AnnotationV1alpha1Spec)
+		out := &v1alpha1.OpenTelemetryCollector{}
+		require.NoError(t, out.ConvertFrom(hub))
+		requireSameJSON(t, in.Spec.TargetAllocator.PrometheusCR.PrometheusCRTenancy, out.Spec.TargetAllocator.PrometheusCR.PrometheusCRTenancy)
+	})
 }
 
 func selector(t *rapid.T, label string) *metav1.LabelSelector {
@@ -128,6 +156,7 @@ func betaSpec(t *rapid.T) v1beta1.OpenTelemetryCollectorSpec {
 	s.TargetAllocator.PrometheusCR.PodMonitorSelector = selector(t, "ta.podMonitorSelector")
 	s.TargetAllocator.PrometheusCR.ServiceMonitorSelector = selector(t, "ta.serviceMonitorSelector")
 	s.TargetAllocator.PrometheusCR.ProbeSelector = selector(t, "ta.probeSelector")
+	s.TargetAllocator.PrometheusCR.PrometheusCRTenancy = tenancy(t)
 	return s
 }
 

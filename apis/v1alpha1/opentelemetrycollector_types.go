@@ -291,4 +291,7 @@ type OpenTelemetryTargetAllocatorPrometheusCR struct {
 	// serviceMonitorSelector selects ServiceMonitors by label; empty selects all.
 	// +optional
 	ServiceMonitorSelector map[string]string `json:"serviceMonitorSelector,omitempty"`
+
+	// The multi-tenancy switches of v1beta1 (shardwise's; upstream has none).
+	v1beta1.PrometheusCRTenancy `json:",inline"`
 }

@@ -58,7 +58,6 @@ type TargetAllocatorList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.args)",message="args is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.global)",message="global is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy)",message="networkPolicy is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.weightOverrides)",message="weightOverrides is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe)",message="livenessProbe is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe)",message="readinessProbe is an upstream field shardwise does not support; remove it"
@@ -176,10 +175,15 @@ type TargetAllocatorSpec struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
-	// networkPolicy is not supported by shardwise: setting it is rejected.
+	// networkPolicy creates a NetworkPolicy <name>-targetallocator that
+	// admits ingress to the allocator's ports only from the collector pods
+	// it serves and from the operator's namespace. Unset enabled means true
+	// when the allocator discovers monitors outside its own namespace (the
+	// targets' __meta_* labels it serves are then other tenants') and false
+	// otherwise; upstream's default comes from its operand.networkpolicy
+	// feature gate.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	NetworkPolicy *runtime.RawExtension `json:"networkPolicy,omitempty"`
+	NetworkPolicy *v1beta1.NetworkPolicySpec `json:"networkPolicy,omitempty"`
 	// weightOverrides is not supported by shardwise: setting it is rejected.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

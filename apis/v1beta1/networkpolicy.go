@@ -1,6 +1,6 @@
 package v1beta1
 
-// NetworkPolicySpec configures the NetworkPolicy of a collector.
+// NetworkPolicySpec configures the NetworkPolicy of a collector or allocator.
 type NetworkPolicySpec struct {
 	// enabled creates the NetworkPolicy. Unset means false: upstream takes
 	// the default from its operand.networkpolicy feature gate (on), and so

@@ -106,6 +106,8 @@ type TargetAllocatorPrometheusCR struct {
 	// default is false) and false when it reads only its own namespace.
 	// +optional
 	DenyFSAccessThroughSMs *bool `json:"denyFSAccessThroughSMs,omitempty"`
+
+	PrometheusCRTenancy `json:",inline"`
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
