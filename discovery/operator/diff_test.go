@@ -254,7 +254,8 @@ func settled(t *testing.T, s *sinkRecorder, want []string) []*promconfig.ScrapeC
 // referencePrometheus is the Prometheus object a prometheus-operator user
 // would write for the prometheus_cr block: the same selectors, scrape
 // classes, protocols, intervals (the CRD defaults both to 30s) and
-// arbitraryFSAccessThroughSMs, in the allocator's namespace.
+// arbitraryFSAccessThroughSMs and multi-tenancy switches, in the allocator's
+// namespace.
 func referencePrometheus(cr allocatorconfig.PrometheusCRConfig, ns string) *monitoringv1.Prometheus {
 	role := cmp.Or(cr.ServiceDiscoveryRole, monitoringv1.EndpointSliceRole)
 	interval := monitoringv1.Duration("30s")
@@ -283,6 +284,14 @@ func referencePrometheus(cr allocatorconfig.PrometheusCRConfig, ns string) *moni
 				ScrapeProtocols:                 cr.ScrapeProtocols,
 				ScrapeClasses:                   cr.ScrapeClasses,
 				ArbitraryFSAccessThroughSMs:     monitoringv1.ArbitraryFSAccessThroughSMsConfig{Deny: cr.DenyFSAccessThroughSMs},
+				IgnoreNamespaceSelectors:        cr.IgnoreNamespaceSelectors,
+				EnforcedNamespaceLabel:          cr.EnforcedNamespaceLabel,
+				EnforcedSampleLimit:             cr.EnforcedSampleLimit,
+				EnforcedTargetLimit:             cr.EnforcedTargetLimit,
+				EnforcedLabelLimit:              cr.EnforcedLabelLimit,
+				EnforcedLabelNameLengthLimit:    cr.EnforcedLabelNameLengthLimit,
+				EnforcedLabelValueLengthLimit:   cr.EnforcedLabelValueLengthLimit,
+				EnforcedBodySizeLimit:           monitoringv1.ByteSize(cr.EnforcedBodySizeLimit),
 			},
 			EvaluationInterval: eval,
 		},

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -199,6 +201,18 @@ func prometheusObject(cr allocatorconfig.PrometheusCRConfig, namespace string) *
 				ScrapeProtocols:                 cr.ScrapeProtocols,
 				ScrapeClasses:                   cr.ScrapeClasses,
 				ArbitraryFSAccessThroughSMs:     monitoringv1.ArbitraryFSAccessThroughSMsConfig{Deny: cr.DenyFSAccessThroughSMs},
+				// The multi-tenancy switches: the generator confines each
+				// monitor's discovery to its own namespace, sets the
+				// namespace label after the monitor's relabelings and caps
+				// every job's limits.
+				IgnoreNamespaceSelectors:      cr.IgnoreNamespaceSelectors,
+				EnforcedNamespaceLabel:        cr.EnforcedNamespaceLabel,
+				EnforcedSampleLimit:           cr.EnforcedSampleLimit,
+				EnforcedTargetLimit:           cr.EnforcedTargetLimit,
+				EnforcedLabelLimit:            cr.EnforcedLabelLimit,
+				EnforcedLabelNameLengthLimit:  cr.EnforcedLabelNameLengthLimit,
+				EnforcedLabelValueLengthLimit: cr.EnforcedLabelValueLengthLimit,
+				EnforcedBodySizeLimit:         monitoringv1.ByteSize(cr.EnforcedBodySizeLimit),
 			},
 		},
 	}
@@ -564,6 +578,7 @@ func (w *Watcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceS
 	if err != nil {
 		return nil, err
 	}
+	valid.sc = w.allowedSDs(valid.sc, rec, invalid)
 	// The scrape classes' TLS Secrets and ConfigMaps live in the Prometheus
 	// object's namespace, ours; prometheus-operator adds them to the store
 	// before generating and fails the configuration when one cannot be read.
@@ -592,6 +607,57 @@ func (w *Watcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceS
 		return nil, err
 	}
 	return cfg.ScrapeConfigs, nil
+}
+
+// allowedSDs returns the ScrapeConfigs of scs that use only the
+// service-discovery kinds of scrape_config_allowed_sds (all of them when it
+// is empty); each other one is counted in invalid, logged and, when rec is
+// not nil, given a Warning event. prometheus-operator has no such switch.
+func (w *Watcher) allowedSDs(scs map[string]*monitoringv1alpha1.ScrapeConfig, rec record.EventRecorder, invalid map[string]int) map[string]*monitoringv1alpha1.ScrapeConfig {
+	allowed := w.opts.Config.ScrapeConfigAllowedSDs
+	if len(allowed) == 0 {
+		return scs
+	}
+	out := make(map[string]*monitoringv1alpha1.ScrapeConfig, len(scs))
+	for k, sc := range scs {
+		var refused []string
+		for _, kind := range ScrapeConfigSDs(sc) {
+			if !slices.Contains(allowed, kind) {
+				refused = append(refused, kind)
+			}
+		}
+		if len(refused) == 0 {
+			out[k] = sc
+			continue
+		}
+		invalid[KindScrapeConfig]++
+		w.log.Warn("resource left out: it uses service discovery that prometheus_cr.scrape_config_allowed_sds does not allow", "kind", KindScrapeConfig, "resource", k, "sd", refused)
+		if rec != nil {
+			rec.Eventf(sc, corev1.EventTypeWarning, "ServiceDiscoveryNotAllowed", "left out by the shardwise allocator: service discovery %v is not among the allowed %v", refused, allowed)
+		}
+	}
+	return out
+}
+
+// ScrapeConfigSDs are the service-discovery kinds sc uses, as
+// scrape_config_allowed_sds names them (allocatorconfig.ScrapeConfigSDKinds):
+// the JSON name of each non-empty field of its spec ending in SDConfigs
+// (or staticConfigs), without that suffix.
+func ScrapeConfigSDs(sc *monitoringv1alpha1.ScrapeConfig) []string {
+	var kinds []string
+	v := reflect.ValueOf(sc.Spec)
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		kind, ok := strings.CutSuffix(name, "SDConfigs")
+		if !ok {
+			kind, ok = strings.CutSuffix(name, "Configs")
+			ok = ok && kind == "static"
+		}
+		if ok && v.Field(i).Kind() == reflect.Slice && v.Field(i).Len() > 0 {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds
 }
 
 // resources are prometheus-operator resources by namespace/name key, as its

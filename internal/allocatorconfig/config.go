@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -165,6 +167,29 @@ type PrometheusCRConfig struct {
 	// arbitraryFSAccessThroughSMs.deny: the whole resource is skipped with a
 	// Warning event (the upstream allocator drops only the endpoint).
 	DenyFSAccessThroughSMs bool `yaml:"deny_fs_access_through_sms,omitempty"`
+
+	// IgnoreNamespaceSelectors, EnforcedNamespaceLabel and the Enforced*
+	// limits are prometheus-operator's multi-tenancy switches, set on the
+	// Prometheus object handed to its generator (its Prometheus spec fields
+	// of the same names): a monitor then discovers targets in its own
+	// namespace only, every target and series carries its monitor's
+	// namespace under EnforcedNamespaceLabel (after the monitor's own
+	// relabelings), and no job's limits exceed the enforced ones. The
+	// operator sets the first two when the allocator discovers monitors
+	// outside its own namespace.
+	IgnoreNamespaceSelectors      bool    `yaml:"ignore_namespace_selectors,omitempty"`
+	EnforcedNamespaceLabel        string  `yaml:"enforced_namespace_label,omitempty"`
+	EnforcedSampleLimit           *uint64 `yaml:"enforced_sample_limit,omitempty"`
+	EnforcedTargetLimit           *uint64 `yaml:"enforced_target_limit,omitempty"`
+	EnforcedLabelLimit            *uint64 `yaml:"enforced_label_limit,omitempty"`
+	EnforcedLabelNameLengthLimit  *uint64 `yaml:"enforced_label_name_length_limit,omitempty"`
+	EnforcedLabelValueLengthLimit *uint64 `yaml:"enforced_label_value_length_limit,omitempty"`
+	// EnforcedBodySizeLimit is a size such as 10MB or 1GiB.
+	EnforcedBodySizeLimit string `yaml:"enforced_body_size_limit,omitempty"`
+	// ScrapeConfigAllowedSDs are the service-discovery kinds a ScrapeConfig
+	// may use (ScrapeConfigSDKinds); one using another is skipped with a
+	// Warning event. Empty means every kind.
+	ScrapeConfigAllowedSDs []string `yaml:"scrape_config_allowed_sds,omitempty"`
 }
 
 // UnmarshalYAML implements yaml.v2's Unmarshaler.
@@ -222,6 +247,16 @@ type prometheusCRYAML struct {
 
 type prometheusCRPlain PrometheusCRConfig
 
+// ScrapeConfigSDKinds are the service-discovery kinds of a
+// prometheus-operator ScrapeConfig, as scrape_config_allowed_sds names them:
+// each field of its spec without the SDConfigs (or Configs) suffix.
+var ScrapeConfigSDKinds = []string{"static", "file", "http", "kubernetes", "consul", "dns", "ec2", "azure", "gce",
+	"openstack", "digitalOcean", "kuma", "eureka", "docker", "linode", "hetzner", "nomad", "dockerSwarm", "puppetDB",
+	"lightSail", "ovhcloud", "scaleway", "ionos"}
+
+// byteSize is prometheus-operator's ByteSize pattern.
+var byteSize = regexp.MustCompile(`^(0|([0-9]*[.])?[0-9]+((K|M|G|T|E|P)i?)?B)$`)
+
 // Validate reports settings that can never work.
 func (c *PrometheusCRConfig) Validate() error {
 	if len(c.AllowNamespaces) > 0 && len(c.DenyNamespaces) > 0 {
@@ -231,6 +266,16 @@ func (c *PrometheusCRConfig) Validate() error {
 	case "", monitoringv1.EndpointsRole, monitoringv1.EndpointSliceRole:
 	default:
 		return fmt.Errorf("%w: prometheus_cr.service_discovery_role: %q is neither Endpoints nor EndpointSlice", ErrConfig, c.ServiceDiscoveryRole)
+	}
+	for _, sd := range c.ScrapeConfigAllowedSDs {
+		if !slices.Contains(ScrapeConfigSDKinds, sd) {
+			return fmt.Errorf("%w: prometheus_cr.scrape_config_allowed_sds: unknown kind %q (known: %s)", ErrConfig, sd, strings.Join(ScrapeConfigSDKinds, ", "))
+		}
+	}
+	if c.EnforcedBodySizeLimit != "" {
+		if !byteSize.MatchString(c.EnforcedBodySizeLimit) {
+			return fmt.Errorf("%w: prometheus_cr.enforced_body_size_limit: %q is not a size such as 10MB or 1GiB", ErrConfig, c.EnforcedBodySizeLimit)
+		}
 	}
 	return nil
 }

@@ -80,6 +80,31 @@ config:
 	require.Equal(t, []StaticCollector{{Name: "a"}, {Name: "b", Node: "n1"}}, def.Collector.Collectors)
 }
 
+// TestParseTenancy: the multi-tenancy switches are read.
+func TestParseTenancy(t *testing.T) {
+	t.Parallel()
+	cfg, err := ParseConfig([]byte(`
+prometheus_cr:
+  enabled: true
+  ignore_namespace_selectors: true
+  enforced_namespace_label: namespace
+  enforced_sample_limit: 1
+  enforced_target_limit: 2
+  enforced_label_limit: 3
+  enforced_label_name_length_limit: 4
+  enforced_label_value_length_limit: 5
+  enforced_body_size_limit: 10MiB
+  scrape_config_allowed_sds: [static, kubernetes]
+`))
+	require.NoError(t, err)
+	cr := cfg.PrometheusCR
+	require.True(t, cr.IgnoreNamespaceSelectors)
+	require.Equal(t, "namespace", cr.EnforcedNamespaceLabel)
+	require.Equal(t, []uint64{1, 2, 3, 4, 5}, []uint64{*cr.EnforcedSampleLimit, *cr.EnforcedTargetLimit, *cr.EnforcedLabelLimit, *cr.EnforcedLabelNameLengthLimit, *cr.EnforcedLabelValueLengthLimit})
+	require.Equal(t, "10MiB", cr.EnforcedBodySizeLimit)
+	require.Equal(t, []string{"static", "kubernetes"}, cr.ScrapeConfigAllowedSDs)
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -94,6 +119,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown selector field", "collector_selector:\n  matchLabelz: {a: b}\n", "collector_selector"},
 		{"bad role", "prometheus_cr:\n  service_discovery_role: Pods\n", "service_discovery_role"},
 		{"duplicate collector", "collectors: [{name: a}, {name: a}]\n", "duplicate"},
+		{"unknown sd kind", "prometheus_cr:\n  scrape_config_allowed_sds: [static, gopher]\n", "gopher"},
+		{"bad body size", "prometheus_cr:\n  enforced_body_size_limit: 10 megs\n", "enforced_body_size_limit"},
+		{"misspelt tenancy key", "prometheus_cr:\n  ignore_namespace_selector: true\n", "ignore_namespace_selector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -44,12 +44,21 @@ type RenderedPrometheusCR struct {
 	DenyFSAccessThroughSMs          bool                  `json:"deny_fs_access_through_sms,omitempty"`
 	DenyNamespaces                  []string              `json:"deny_namespaces,omitempty"`
 	Enabled                         bool                  `json:"enabled"`
+	EnforcedBodySizeLimit           string                `json:"enforced_body_size_limit,omitempty"`
+	EnforcedLabelLimit              *uint64               `json:"enforced_label_limit,omitempty"`
+	EnforcedLabelNameLengthLimit    *uint64               `json:"enforced_label_name_length_limit,omitempty"`
+	EnforcedLabelValueLengthLimit   *uint64               `json:"enforced_label_value_length_limit,omitempty"`
+	EnforcedNamespaceLabel          string                `json:"enforced_namespace_label,omitempty"`
+	EnforcedSampleLimit             *uint64               `json:"enforced_sample_limit,omitempty"`
+	EnforcedTargetLimit             *uint64               `json:"enforced_target_limit,omitempty"`
 	EvaluationInterval              string                `json:"evaluation_interval,omitempty"`
+	IgnoreNamespaceSelectors        bool                  `json:"ignore_namespace_selectors,omitempty"`
 	PodMonitorNamespaceSelector     *metav1.LabelSelector `json:"pod_monitor_namespace_selector,omitempty"`
 	PodMonitorSelector              *metav1.LabelSelector `json:"pod_monitor_selector,omitempty"`
 	ProbeNamespaceSelector          *metav1.LabelSelector `json:"probe_namespace_selector,omitempty"`
 	ProbeSelector                   *metav1.LabelSelector `json:"probe_selector,omitempty"`
 	ScrapeClasses                   []map[string]any      `json:"scrape_classes,omitempty"`
+	ScrapeConfigAllowedSDs          []string              `json:"scrape_config_allowed_sds,omitempty"`
 	ScrapeConfigNamespaceSelector   *metav1.LabelSelector `json:"scrape_config_namespace_selector,omitempty"`
 	ScrapeConfigSelector            *metav1.LabelSelector `json:"scrape_config_selector,omitempty"`
 	ScrapeInterval                  string                `json:"scrape_interval,omitempty"`
