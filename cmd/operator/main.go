@@ -212,6 +212,7 @@ func serve(ctx context.Context, o options) error {
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
 		AllowClusterWideGrants: o.clusterWideGrants, GrantNamespaces: o.grantNamespaces,
 		AnnotationsFilter: o.annotationsFilter,
+		OperatorNamespace: operatorNamespace(),
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
 	copts := controller.Options{MaxConcurrentReconciles: o.concurrency}
@@ -267,4 +268,18 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// operatorNamespace is the operator's namespace, admitted by the allocators'
+// NetworkPolicies: $POD_NAMESPACE, else the pod's namespace when in a
+// cluster, else empty.
+func operatorNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,6 +44,7 @@ const ClusterRBACFinalizer = "opentelemetry.io/shardwise-cluster-rbac"
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;podmonitors;probes;scrapeconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=shardwise-targetallocator-secret-reader
@@ -68,6 +70,7 @@ var allocatorKinds = []schema.GroupVersionKind{
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	rbacv1.SchemeGroupVersion.WithKind("Role"),
 	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"),
 }
 
 // allocatorForeignKinds are the kinds of the objects an allocator cannot
@@ -98,6 +101,7 @@ func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(collectorToAllocator), builder.WithPredicates(specChanged())).
 		// The objects it cannot own are watched through AnnotationOwner, so a
 		// deleted or edited ClusterRoleBinding is put back.

@@ -42,6 +42,9 @@ type Settings struct {
 	// expressions, as upstream's --annotations-filter) of a collector's
 	// metadata and podAnnotations that are not copied to its pods.
 	AnnotationsFilter []*regexp.Regexp
+	// OperatorNamespace is the operator's namespace, admitted by the
+	// allocators' NetworkPolicies; empty admits no namespace.
+	OperatorNamespace string
 }
 
 // mayGrantOutside says whether an allocator in namespace ns may be granted

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gotest.tools/v3/golden"
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -18,6 +19,7 @@ import (
 var settings = manifests.Settings{
 	CollectorImage:       "otel/opentelemetry-collector-contrib:0.165.0",
 	TargetAllocatorImage: "ghcr.io/shardwise/allocator:dev",
+	OperatorNamespace:    "shardwise-system",
 }
 
 // upstreamExample is the OpenTelemetry Operator's README example of a
@@ -201,15 +203,36 @@ func TestBuildTargetAllocatorGolden(t *testing.T) {
       serviceMonitorNamespaceSelector: {}
       podMonitorSelector: {}
 `, 1)
-	for _, tc := range []struct{ name, doc string }{
-		{"upstream-example", upstreamExample},
-		{"prometheus-cr", promCR},
+	// An allocator of every namespace's monitors: the multi-tenancy
+	// switches default on and a NetworkPolicy admits only its collectors
+	// and the operator; explicit limits and SD kinds are rendered.
+	tenancy := strings.Replace(upstreamExample, "    filterStrategy: relabel-config\n", `    filterStrategy: relabel-config
+    prometheusCR:
+      enabled: true
+      serviceMonitorSelector: {}
+      enforcedSampleLimit: 10000
+      enforcedTargetLimit: 100
+      enforcedLabelLimit: 64
+      enforcedLabelNameLengthLimit: 128
+      enforcedLabelValueLengthLimit: 512
+      enforcedBodySizeLimit: 10MB
+      scrapeConfigAllowedSDs: [static, kubernetes]
+`, 1)
+	wide := settings
+	wide.AllowClusterWideGrants = true
+	for _, tc := range []struct {
+		name, doc string
+		s         manifests.Settings
+	}{
+		{"upstream-example", upstreamExample, settings},
+		{"prometheus-cr", promCR, settings},
+		{"tenancy", tenancy, wide},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ta := allocatorFromExample(t, tc.doc)
 			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
-			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, settings)
+			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, tc.s)
 			require.NoError(t, err)
 			golden.Assert(t, render(t, append(got.Objects, got.ClusterObjects...)), "targetallocator-"+tc.name+".golden.yaml")
 		})
@@ -266,6 +289,62 @@ func TestDenyFSAccessDefault(t *testing.T) {
 			cfg, err := allocatorconfig.ParseConfig([]byte(rendered))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, cfg.PrometheusCR.DenyFSAccessThroughSMs)
+		})
+	}
+}
+
+// TestTenancyDefaults: an allocator that reads monitors of other namespaces
+// ignores their namespace selectors, enforces the namespace label and gets a
+// NetworkPolicy unless its spec says otherwise; one that reads only its own
+// namespace gets none of them, as upstream; the rendered keys are what the
+// allocator reads.
+func TestTenancyDefaults(t *testing.T) {
+	t.Parallel()
+	yes, no, empty, team := true, false, "", "team"
+	for _, tc := range []struct {
+		name        string
+		allow       []string
+		ignore, np  *bool
+		label       *string
+		wantIgnore  bool
+		wantLabel   string
+		wantNetwork bool
+	}{
+		{"every namespace", nil, nil, nil, nil, true, "namespace", true},
+		{"another namespace", []string{"observability", "team-b"}, nil, nil, nil, true, "namespace", true},
+		{"own namespace only", []string{"observability"}, nil, nil, nil, false, "", false},
+		{"every namespace, switched off", nil, &no, &no, &empty, false, "", false},
+		{"own namespace, switched on", []string{"observability"}, &yes, &yes, &team, true, "team", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ta := allocatorFromExample(t, upstreamExample)
+			ta.Spec.PrometheusCR.Enabled = true
+			ta.Spec.PrometheusCR.AllowNamespaces = tc.allow
+			ta.Spec.PrometheusCR.IgnoreNamespaceSelectors = tc.ignore
+			ta.Spec.PrometheusCR.EnforcedNamespaceLabel = tc.label
+			if tc.np != nil {
+				ta.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{Enabled: tc.np}
+			}
+			sel := manifests.SelectorLabels(ta.Namespace, ta.Name, manifests.ComponentCollector)
+			rendered, err := manifests.RenderAllocatorConfig(ta, sel, nil)
+			require.NoError(t, err)
+			cfg, err := allocatorconfig.ParseConfig([]byte(rendered))
+			require.NoError(t, err)
+			require.Equal(t, tc.wantIgnore, cfg.PrometheusCR.IgnoreNamespaceSelectors)
+			require.Equal(t, tc.wantLabel, cfg.PrometheusCR.EnforcedNamespaceLabel)
+
+			wide := settings
+			wide.AllowClusterWideGrants = true
+			got, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{TargetAllocator: ta, CollectorSelector: sel}, wide)
+			require.NoError(t, err)
+			var np *networkingv1.NetworkPolicy
+			for _, o := range got.Objects {
+				if p, ok := o.(*networkingv1.NetworkPolicy); ok {
+					np = p
+				}
+			}
+			require.Equal(t, tc.wantNetwork, np != nil, "NetworkPolicy")
 		})
 	}
 }

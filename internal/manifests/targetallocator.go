@@ -119,7 +119,11 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	svc.Spec.IPFamilyPolicy = ta.Spec.IPFamilyPolicy
 	svc.Spec.TrafficDistribution = ta.Spec.TrafficDistribution
 	out.Objects = append(out.Objects, svc)
-	out.Objects = append(out.Objects, allocatorDeployment(ta, s, name, labels, selector, sa, hash))
+	deploy := allocatorDeployment(ta, s, name, labels, selector, sa, hash)
+	out.Objects = append(out.Objects, deploy)
+	if np := allocatorNetworkPolicy(ta, s, labels, selector, in.CollectorSelector, deploy.Spec.Template.Spec.Containers[0].Ports); np != nil {
+		out.Objects = append(out.Objects, np)
+	}
 	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, ta.Spec.PodDisruptionBudget))
 	return out, nil
 }
@@ -173,15 +177,35 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 	return string(b), nil
 }
 
+// DefaultEnforcedNamespaceLabel is prometheusCR.enforcedNamespaceLabel of an
+// allocator that discovers monitors outside its own namespace.
+const DefaultEnforcedNamespaceLabel = "namespace"
+
 // renderPrometheusCR is the prometheus_cr block of an allocator in
 // namespace ns, nil when it is disabled.
 func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *allocatorconfig.RenderedPrometheusCR {
 	if !p.Enabled {
 		return nil
 	}
-	denyFS := DiscoversOtherNamespaces(p, ns)
-	if p.DenyFSAccessThroughSMs != nil {
-		denyFS = *p.DenyFSAccessThroughSMs
+	others := DiscoversOtherNamespaces(p, ns)
+	denyFS := ptr.Deref(p.DenyFSAccessThroughSMs, others)
+	// A tenant's monitor may neither select targets in another namespace
+	// nor relabel its namespace away, unless the spec says otherwise.
+	ignoreNSSelectors := ptr.Deref(p.IgnoreNamespaceSelectors, others)
+	nsLabel := ""
+	if others {
+		nsLabel = DefaultEnforcedNamespaceLabel
+	}
+	nsLabel = ptr.Deref(p.EnforcedNamespaceLabel, nsLabel)
+	limit := func(v *int64) *uint64 {
+		if v == nil || *v < 0 {
+			return nil
+		}
+		return ptr.To(uint64(*v))
+	}
+	var sds []string
+	for _, sd := range p.ScrapeConfigAllowedSDs {
+		sds = append(sds, string(sd))
 	}
 	duration := func(d *metav1.Duration) string {
 		if d == nil {
@@ -194,6 +218,15 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *alloc
 		AllowNamespaces:                 p.AllowNamespaces,
 		DenyFSAccessThroughSMs:          denyFS,
 		DenyNamespaces:                  p.DenyNamespaces,
+		IgnoreNamespaceSelectors:        ignoreNSSelectors,
+		EnforcedNamespaceLabel:          nsLabel,
+		EnforcedSampleLimit:             limit(p.EnforcedSampleLimit),
+		EnforcedTargetLimit:             limit(p.EnforcedTargetLimit),
+		EnforcedLabelLimit:              limit(p.EnforcedLabelLimit),
+		EnforcedLabelNameLengthLimit:    limit(p.EnforcedLabelNameLengthLimit),
+		EnforcedLabelValueLengthLimit:   limit(p.EnforcedLabelValueLengthLimit),
+		EnforcedBodySizeLimit:           ptr.Deref(p.EnforcedBodySizeLimit, ""),
+		ScrapeConfigAllowedSDs:          sds,
 		SecretNamespaces:                p.SecretNamespaces,
 		ScrapeProtocols:                 p.ScrapeProtocols,
 		ScrapeClasses:                   objects(p.ScrapeClasses),
@@ -481,8 +514,9 @@ func allocatorRBAC(ta *v1alpha1.TargetAllocator, s Settings, optedIn []string, s
 // prometheusCR p reads monitors of any namespace but its own: with no
 // allowNamespaces (every namespace, deny-listed ones aside) or with another
 // namespace among them. Whoever may create monitors there is then not
-// whoever owns the allocator, so file access through monitors is denied by
-// default.
+// whoever owns the allocator, so by default file access through monitors is
+// denied, namespace selectors are ignored, the namespace label is enforced
+// and a NetworkPolicy admits only the allocator's collectors.
 func DiscoversOtherNamespaces(p v1beta1.TargetAllocatorPrometheusCR, ns string) bool {
 	if len(p.AllowNamespaces) == 0 {
 		return true
