@@ -175,7 +175,7 @@ type TargetAllocatorSpec struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Observability *runtime.RawExtension `json:"observability,omitempty"`
-	// networkPolicy creates a NetworkPolicy <name>-targetallocator that
+	// networkPolicy creates a NetworkPolicy <name>-targetallocator-networkpolicy that
 	// admits ingress to the allocator's ports only from the collector pods
 	// it serves and from the operator's namespace. Unset enabled means true
 	// when the allocator discovers monitors outside its own namespace (the
