@@ -184,7 +184,7 @@ spec:
 }
 
 // TestScrapeConfigSDKinds: the kinds scrape_config_allowed_sds accepts are
-// exactly those of prometheus-operator's ScrapeConfig, as ScrapeConfigSDs
+// exactly those of prometheus-operator's ScrapeConfig, as scrapeConfigSDs
 // names them.
 func TestScrapeConfigSDKinds(t *testing.T) {
 	t.Parallel()
@@ -196,5 +196,5 @@ func TestScrapeConfigSDKinds(t *testing.T) {
 			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 		}
 	}
-	require.ElementsMatch(t, allocatorconfig.ScrapeConfigSDKinds, ScrapeConfigSDs(&sc))
+	require.ElementsMatch(t, allocatorconfig.ScrapeConfigSDKinds, scrapeConfigSDs(&sc))
 }

@@ -621,7 +621,7 @@ func (w *Watcher) allowedSDs(scs map[string]*monitoringv1alpha1.ScrapeConfig, re
 	out := make(map[string]*monitoringv1alpha1.ScrapeConfig, len(scs))
 	for k, sc := range scs {
 		var refused []string
-		for _, kind := range ScrapeConfigSDs(sc) {
+		for _, kind := range scrapeConfigSDs(sc) {
 			if !slices.Contains(allowed, kind) {
 				refused = append(refused, kind)
 			}
@@ -639,11 +639,11 @@ func (w *Watcher) allowedSDs(scs map[string]*monitoringv1alpha1.ScrapeConfig, re
 	return out
 }
 
-// ScrapeConfigSDs are the service-discovery kinds sc uses, as
+// scrapeConfigSDs are the service-discovery kinds sc uses, as
 // scrape_config_allowed_sds names them (allocatorconfig.ScrapeConfigSDKinds):
 // the JSON name of each non-empty field of its spec ending in SDConfigs
 // (or staticConfigs), without that suffix.
-func ScrapeConfigSDs(sc *monitoringv1alpha1.ScrapeConfig) []string {
+func scrapeConfigSDs(sc *monitoringv1alpha1.ScrapeConfig) []string {
 	var kinds []string
 	v := reflect.ValueOf(sc.Spec)
 	for i := range v.NumField() {
