@@ -58,9 +58,11 @@ type PrometheusCRTenancy struct {
 	// scrapeConfigAllowedSDs are the service-discovery kinds a ScrapeConfig
 	// may use. A ScrapeConfig using another kind is skipped with a Warning
 	// event and counted in shardwise_allocator_invalid_resources; the others
-	// keep being served. Unset means every kind, as upstream: note that
-	// http makes the allocator fetch any URL the ScrapeConfig names and
-	// file read its own files.
+	// keep being served. Unset, it is static, kubernetes and dns when the
+	// allocator discovers monitors outside its own namespace (http would
+	// make the allocator fetch any URL the ScrapeConfig names, file read
+	// its own files, and the registries' and clouds' kinds call a server
+	// the author names) and every kind otherwise, as upstream.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1

@@ -294,7 +294,8 @@ func TestDenyFSAccessDefault(t *testing.T) {
 }
 
 // TestTenancyDefaults: an allocator that reads monitors of other namespaces
-// ignores their namespace selectors, enforces the namespace label and gets a
+// ignores their namespace selectors, enforces the namespace label, allows
+// ScrapeConfigs only the static, kubernetes and dns kinds and gets a
 // NetworkPolicy unless its spec says otherwise; one that reads only its own
 // namespace gets none of them, as upstream; the rendered keys are what the
 // allocator reads.
@@ -333,6 +334,13 @@ func TestTenancyDefaults(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.wantIgnore, cfg.PrometheusCR.IgnoreNamespaceSelectors)
 			require.Equal(t, tc.wantLabel, cfg.PrometheusCR.EnforcedNamespaceLabel)
+			// ScrapeConfigs of other namespaces may not make the allocator
+			// fetch a URL or read a file their author names.
+			if manifests.DiscoversOtherNamespaces(ta.Spec.PrometheusCR, ta.Namespace) {
+				require.Equal(t, []string{"static", "kubernetes", "dns"}, cfg.PrometheusCR.ScrapeConfigAllowedSDs)
+			} else {
+				require.Empty(t, cfg.PrometheusCR.ScrapeConfigAllowedSDs, "every kind, as upstream")
+			}
 
 			wide := settings
 			wide.AllowClusterWideGrants = true

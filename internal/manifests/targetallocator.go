@@ -181,6 +181,13 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 // allocator that discovers monitors outside its own namespace.
 const DefaultEnforcedNamespaceLabel = "namespace"
 
+// DefaultScrapeConfigAllowedSDs is prometheusCR.scrapeConfigAllowedSDs of an
+// allocator that discovers monitors outside its own namespace: the kinds
+// whose discovery the allocator runs without fetching a URL or reading a
+// file its author names (http, file, and the service registries and cloud
+// APIs whose server a ScrapeConfig names are left out).
+var DefaultScrapeConfigAllowedSDs = []v1beta1.ScrapeConfigSD{"static", "kubernetes", "dns"}
+
 // renderPrometheusCR is the prometheus_cr block of an allocator in
 // namespace ns, nil when it is disabled.
 func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *allocatorconfig.RenderedPrometheusCR {
@@ -203,8 +210,12 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *alloc
 		}
 		return ptr.To(uint64(*v))
 	}
+	allowed := p.ScrapeConfigAllowedSDs
+	if allowed == nil && others {
+		allowed = DefaultScrapeConfigAllowedSDs
+	}
 	var sds []string
-	for _, sd := range p.ScrapeConfigAllowedSDs {
+	for _, sd := range allowed {
 		sds = append(sds, string(sd))
 	}
 	duration := func(d *metav1.Duration) string {
