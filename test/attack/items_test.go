@@ -82,26 +82,7 @@ func attackTokenFile(t *testing.T, s *suite, r recorder) {
 
 	// The platform's allocator: every namespace's monitors, which the
 	// operator allows in platform only.
-	ta, err := s.createYAML(t, s.admin, platform, `
-apiVersion: opentelemetry.io/v1alpha1
-kind: TargetAllocator
-metadata:
-  name: platform
-spec:
-  prometheusCR:
-    enabled: true
-    serviceMonitorSelector: {}
-    serviceMonitorNamespaceSelector: {}
-`)
-	require.NoError(t, err)
-	cond := s.readyCondition(t, platform, ta.GetName())
-	require.Equal(t, metav1.ConditionTrue, cond.Status, "the platform's allocator is granted every namespace: %s %s", cond.Reason, cond.Message)
-
-	name := manifests.TargetAllocatorName(ta.GetName())
-	var cm corev1.ConfigMap
-	require.NoError(t, s.admin.Get(ctx, client.ObjectKey{Namespace: platform, Name: name}, &cm))
-	rendered := cm.Data[manifests.TargetAllocatorConfigKey]
-	require.NotEmpty(t, rendered, "ConfigMap %s/%s holds %s", platform, name, manifests.TargetAllocatorConfigKey)
+	addr, rendered := s.platformAllocator(t, "platform")
 	var conf struct {
 		PrometheusCR struct {
 			DenyFS *bool `json:"deny_fs_access_through_sms"`
@@ -110,25 +91,7 @@ spec:
 	require.NoError(t, yaml.Unmarshal([]byte(rendered), &conf))
 	require.NotNil(t, conf.PrometheusCR.DenyFS, "the rendered config says deny_fs_access_through_sms:\n%s", rendered)
 	require.True(t, *conf.PrometheusCR.DenyFS, "an allocator of every namespace denies monitors that read the collectors' files")
-	var dep appsv1.Deployment
-	require.NoError(t, s.admin.Get(ctx, client.ObjectKey{Namespace: platform, Name: name}, &dep))
-	sa := dep.Spec.Template.Spec.ServiceAccountName
-	require.NotEmpty(t, sa)
-	// The allocator may read the tenant's monitor: the grant does not stop
-	// the attack, the allocator has to.
-	require.True(t, s.serviceAccountAllowed(t, platform, sa, "list", "servicemonitors.monitoring.coreos.com", teamA).Allowed,
-		"the platform's allocator reads team-a's ServiceMonitors")
 
-	dir := t.TempDir()
-	confFile := filepath.Join(dir, manifests.TargetAllocatorConfigKey)
-	require.NoError(t, os.WriteFile(confFile, []byte(rendered), 0o600))
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	alloc := start(t, "allocator", s.allocatorBin, []string{
-		"--config-file=" + confFile, "--listen-addr=" + addr,
-		"--kubeconfig-path=" + s.serviceAccountKubeconfig(t, platform, sa),
-	})
-
-	alloc.waitHTTP(t, "http://"+addr+"/readyz", nil)
 	legit, plain := "serviceMonitor/"+teamB+"/legit/0", "serviceMonitor/"+teamA+"/plain/0"
 	var body []byte
 	var jobs map[string]json.RawMessage
@@ -192,6 +155,57 @@ spec:
 			fmt.Sprintf("job absent from the allocator's /scrape_configs (jobs served: %s); the file paths appear nowhere in it", served),
 			stopped)
 	}
+}
+
+// platformAllocator creates the TargetAllocator name in platform, reading
+// the monitors of every namespace (which the operator grants in platform
+// only), and runs the allocator binary with the configuration the operator
+// rendered for it, as the ServiceAccount the operator made for it, on
+// 127.0.0.1 until the test ends. It returns the allocator's address, once
+// ready, and the rendered configuration.
+func (s *suite) platformAllocator(t *testing.T, name string) (addr, rendered string) {
+	t.Helper()
+	ctx := t.Context()
+	ta, err := s.createYAML(t, s.admin, platform, `
+apiVersion: opentelemetry.io/v1alpha1
+kind: TargetAllocator
+metadata:
+  name: `+name+`
+spec:
+  prometheusCR:
+    enabled: true
+    serviceMonitorSelector: {}
+    serviceMonitorNamespaceSelector: {}
+    scrapeConfigSelector: {}
+    scrapeConfigNamespaceSelector: {}
+`)
+	require.NoError(t, err)
+	cond := s.readyCondition(t, platform, ta.GetName())
+	require.Equal(t, metav1.ConditionTrue, cond.Status, "the platform's allocator is granted every namespace: %s %s", cond.Reason, cond.Message)
+
+	full := manifests.TargetAllocatorName(ta.GetName())
+	var cm corev1.ConfigMap
+	require.NoError(t, s.admin.Get(ctx, client.ObjectKey{Namespace: platform, Name: full}, &cm))
+	rendered = cm.Data[manifests.TargetAllocatorConfigKey]
+	require.NotEmpty(t, rendered, "ConfigMap %s/%s holds %s", platform, full, manifests.TargetAllocatorConfigKey)
+	var dep appsv1.Deployment
+	require.NoError(t, s.admin.Get(ctx, client.ObjectKey{Namespace: platform, Name: full}, &dep))
+	sa := dep.Spec.Template.Spec.ServiceAccountName
+	require.NotEmpty(t, sa)
+	// The allocator may read the tenant's monitors: the grant does not stop
+	// an attack, the allocator has to.
+	require.True(t, s.serviceAccountAllowed(t, platform, sa, "list", "servicemonitors.monitoring.coreos.com", teamA).Allowed,
+		"the platform's allocator reads team-a's ServiceMonitors")
+
+	confFile := filepath.Join(t.TempDir(), manifests.TargetAllocatorConfigKey)
+	require.NoError(t, os.WriteFile(confFile, []byte(rendered), 0o600))
+	addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	alloc := start(t, "allocator", s.allocatorBin, []string{
+		"--config-file=" + confFile, "--listen-addr=" + addr,
+		"--kubeconfig-path=" + s.serviceAccountKubeconfig(t, platform, sa),
+	})
+	alloc.waitHTTP(t, "http://"+addr+"/readyz", nil)
+	return addr, rendered
 }
 
 // attackGrants (item 2): the tenant's TargetAllocator asks for Secrets of
