@@ -136,7 +136,7 @@ spec:
 
 	// The ScrapeConfig with http discovery is not served.
 	for job, sc := range jobs {
-		require.False(t, strings.Contains(job, teamA+"/fetch"), "job %s is served", job)
+		require.NotContains(t, job, teamA+"/fetch", "job %s is served", job)
 		require.Empty(t, sc.HTTPSD, "job %s has http discovery", job)
 	}
 	note, ok := s.findWarning(t, teamA, "fetch", waitFor)
