@@ -63,6 +63,7 @@ type OpAMPBridgeList struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.endpoint.trim().size() > 0",message="endpoint: the OpAMP server endpoint is not specified"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !(has(self.tls.insecure) && self.tls.insecure && has(self.tls.insecure_skip_verify) && self.tls.insecure_skip_verify)",message="tls.insecure and tls.insecure_skip_verify cannot both be true"
+// +kubebuilder:validation:XValidation:rule="!(self.endpoint.trim().startsWith('ws://') || self.endpoint.trim().startsWith('http://')) || (has(self.tls) && has(self.tls.insecure) && self.tls.insecure)",message="endpoint: ws:// and http:// send the collectors' configurations and the bridge's headers in plain text; use wss:// or https://, or set tls.insecure: true to accept that"
 type OpAMPBridgeSpec struct {
 	// endpoint is the URL of the OpAMP server: ws:// or wss:// for WebSocket,
 	// http:// or https:// for plain HTTP polling.

@@ -237,8 +237,10 @@ func (f fixture) runBridge(t *testing.T, addr string) *bridge.Bridge {
 // connections on listenAddr.
 func (f fixture) runBridgeProxy(t *testing.T, addr, listenAddr string) *bridge.Bridge {
 	t.Helper()
+	// The test's OpAMP server speaks plain WebSocket on loopback.
 	raw := fmt.Sprintf(`
 endpoint: ws://%s/v1/opamp
+tls: {insecure: true}
 capabilities:
   AcceptsRemoteConfig: true
   AcceptsRestartCommand: true

@@ -83,6 +83,10 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("config: endpoint %q: scheme must be ws, wss, http or https", c.Endpoint)
 	}
+	plaintext := u.Scheme == "ws" || u.Scheme == "http"
+	if plaintext && (c.TLS == nil || !c.TLS.Insecure) {
+		return fmt.Errorf("config: endpoint %q sends the collectors' configurations and the headers in plain text; use wss:// or https://, or set tls.insecure: true to accept that", c.Endpoint)
+	}
 	if c.TLS != nil && c.TLS.Insecure && (u.Scheme == "wss" || u.Scheme == "https") {
 		return fmt.Errorf("config: tls.insecure needs a ws:// or http:// endpoint, not %q", c.Endpoint)
 	}

@@ -30,7 +30,7 @@ componentsAllowed:
 description:
   non_identifying_attributes:
     cluster: east
-endpoint: ws://opamp-server:4320/v1/opamp
+endpoint: wss://opamp-server:4320/v1/opamp
 headers:
   Authorization: Bearer x
 `
@@ -50,8 +50,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no endpoint", "capabilities: {ReportsHealth: true}\n", "not a URL"},
 		{"bad scheme", "endpoint: ftp://x/y\ncapabilities: {}\n", "scheme must be"},
 		{"insecure wss", "endpoint: wss://x/y\ntls: {insecure: true}\ncapabilities: {}\n", "tls.insecure needs"},
-		{"unknown capability", "endpoint: ws://x/y\ncapabilities: {Flies: true}\n", "unknown capability"},
-		{"unknown key", "endpoint: ws://x/y\nstandalone: {}\n", "unknown field"},
+		{"plain text without consent", "endpoint: ws://x/y\ncapabilities: {}\n", "set tls.insecure: true"},
+		{"http without consent", "endpoint: http://x/y\ntls: {insecure_skip_verify: true}\ncapabilities: {}\n", "plain text"},
+		{"unknown capability", "endpoint: wss://x/y\ncapabilities: {Flies: true}\n", "unknown capability"},
+		{"unknown key", "endpoint: wss://x/y\nstandalone: {}\n", "unknown field"},
 		{"not yaml", "endpoint: [", "parse config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

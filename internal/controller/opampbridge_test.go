@@ -28,7 +28,8 @@ import (
 )
 
 // upstreamBridge is the upstream operator's sample OpAMPBridge
-// (config/samples/_v1alpha1_opampbridge.yaml), unchanged.
+// (config/samples/_v1alpha1_opampbridge.yaml), with the consent to plain
+// text shardwise asks for a ws:// endpoint (tls.insecure).
 const upstreamBridge = `
 apiVersion: opentelemetry.io/v1alpha1
 kind: OpAMPBridge
@@ -36,6 +37,7 @@ metadata:
   name: opampbridge-sample
 spec:
   endpoint: ws://opamp-server:4320/v1/opamp
+  tls: {insecure: true}
   capabilities:
     AcceptsOpAMPConnectionSettings: true
     AcceptsOtherConnectionSettings: true
@@ -91,11 +93,13 @@ func TestOpAMPBridgeSchema(t *testing.T) {
 		{"empty endpoint", spec("  endpoint: ''\n  capabilities: {ReportsEffectiveConfig: true}\n"), "the OpAMP server endpoint is not specified"},
 		{"blank endpoint", spec("  endpoint: '  '\n  capabilities: {ReportsEffectiveConfig: true}\n"), "the OpAMP server endpoint is not specified"},
 		{"no endpoint", spec("  capabilities: {ReportsEffectiveConfig: true}\n"), "spec.endpoint: Required value"},
-		{"empty capabilities", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {}\n"), "the capabilities supported by the OpAMP bridge are not specified"},
-		{"no capabilities", spec("  endpoint: ws://s/v1/opamp\n"), "spec.capabilities: Required value"},
-		{"unknown capability", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {AcceptsEverything: true}\n"), "unknown capability"},
-		{"ReportsStatus off", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsStatus: false}\n"), "capabilities.ReportsStatus cannot be false"},
-		{"two replicas", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  replicas: 2\n"), "replicas must not be greater than 1"},
+		{"plain text without consent", strings.Replace(upstreamBridge, "  tls: {insecure: true}\n", "", 1), "use wss:// or https://, or set tls.insecure: true"},
+		{"http without consent", spec("  endpoint: http://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  tls: {insecure_skip_verify: true}\n"), "send the collectors' configurations and the bridge's headers in plain text"},
+		{"empty capabilities", spec("  endpoint: wss://s/v1/opamp\n  capabilities: {}\n"), "the capabilities supported by the OpAMP bridge are not specified"},
+		{"no capabilities", spec("  endpoint: wss://s/v1/opamp\n"), "spec.capabilities: Required value"},
+		{"unknown capability", spec("  endpoint: wss://s/v1/opamp\n  capabilities: {AcceptsEverything: true}\n"), "unknown capability"},
+		{"ReportsStatus off", spec("  endpoint: wss://s/v1/opamp\n  capabilities: {ReportsStatus: false}\n"), "capabilities.ReportsStatus cannot be false"},
+		{"two replicas", spec("  endpoint: wss://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  replicas: 2\n"), "replicas must not be greater than 1"},
 		{"tls both", spec("  endpoint: ws://s/v1/opamp\n  capabilities: {ReportsHealth: true}\n  tls: {insecure: true, insecure_skip_verify: true}\n"), "tls.insecure and tls.insecure_skip_verify cannot both be true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
