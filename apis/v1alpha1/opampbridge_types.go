@@ -91,6 +91,16 @@ type OpAMPBridgeSpec struct {
 	// Empty allows every component.
 	// +optional
 	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
+	// remoteConfigFields are the fields of a collector's spec (config,
+	// replicas, resources, mode, image, env, ...) the OpAMP server may set
+	// through a remote configuration, and the only ones the bridge reports to
+	// it. A remote configuration that sets another field differently from the
+	// collector is refused whole. Unset: config, replicas and resources.
+	// Upstream takes every field from the server.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
 	// description customises the non-identifying attributes the bridge
 	// reports about itself.
 	// +optional

@@ -559,6 +559,11 @@ func (in *OpAMPBridgeSpec) DeepCopyInto(out *OpAMPBridgeSpec) {
 			(*out)[key] = outVal
 		}
 	}
+	if in.RemoteConfigFields != nil {
+		in, out := &in.RemoteConfigFields, &out.RemoteConfigFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Description != nil {
 		in, out := &in.Description, &out.Description
 		*out = new(AgentDescription)

@@ -251,6 +251,8 @@ componentsAllowed:
   receivers: [otlp]
   processors: [batch, memory_limiter]
   exporters: [debug, otlp]
+# The default fields and the mode, so the server may create statefulsets.
+remoteConfigFields: [config, replicas, resources, mode]
 `, addr)
 	cfg, err := bridge.ParseConfig([]byte(raw))
 	require.NoError(t, err)
@@ -478,6 +480,9 @@ func TestBridge(t *testing.T) {
 			ns + "/named":   collectorDoc("named", nil, "otlp"),
 			ns + "/managed": "spec: [",
 		}, "not an OpenTelemetryCollector"},
+		{"a field the server may not set", map[string]string{
+			ns + "/managed": strings.Replace(collectorDoc("managed", nil, "otlp"), "  mode: statefulset\n", "  mode: statefulset\n  image: registry.example/evil:1\n  hostNetwork: true\n", 1),
+		}, "the OpAMP server may not set spec.hostNetwork, spec.image"},
 		{"bad key", map[string]string{"no-namespace": collectorDoc("x", nil, "debug")}, "key must be <namespace>/<name>"},
 		{"outside the namespace", map[string]string{"elsewhere/x": collectorDoc("x", nil, "debug")}, "outside the bridge's namespace"},
 		{"refused by the API server, with a valid entry", map[string]string{

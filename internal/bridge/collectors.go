@@ -96,7 +96,10 @@ func (b *Bridge) collectors(ctx context.Context, r client.Reader) ([]collector, 
 }
 
 // effectiveConfig is the bridge's effective configuration: one YAML file
-// per collector, the whole resource without its managed fields.
+// per collector, its name, namespace and labels and the fields of its spec
+// the server may set (Config.remoteFields), credentials in them redacted.
+// Upstream reports the whole resource: every literal environment value, and
+// kubectl's last-applied configuration among the annotations.
 func (b *Bridge) effectiveConfig(ctx context.Context) (*protobufs.EffectiveConfig, error) {
 	cs, err := b.collectors(ctx, b.reader)
 	if err != nil {
@@ -104,10 +107,16 @@ func (b *Bridge) effectiveConfig(ctx context.Context) (*protobufs.EffectiveConfi
 	}
 	files := make(map[string]*protobufs.AgentConfigFile, len(cs))
 	for _, c := range cs {
-		obj := c.obj.DeepCopy()
-		obj.ManagedFields = nil
-		obj.APIVersion = v1beta1.GroupVersion.String()
-		obj.Kind = "OpenTelemetryCollector"
+		spec, err := reportedSpec(&c.obj.Spec, b.cfg.remoteFields())
+		if err != nil {
+			return nil, fmt.Errorf("report collector %s: %w", c.key(), err)
+		}
+		obj := map[string]any{
+			"apiVersion": v1beta1.GroupVersion.String(),
+			"kind":       "OpenTelemetryCollector",
+			"metadata":   map[string]any{"name": c.obj.Name, "namespace": c.obj.Namespace, "labels": c.obj.Labels},
+			"spec":       spec,
+		}
 		body, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("marshal collector %s: %w", c.key(), err)

@@ -32,6 +32,10 @@ type Config struct {
 	// ComponentsAllowed lists per component kind the component types a
 	// remote configuration may use; empty allows all.
 	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
+	// RemoteConfigFields are the fields of a collector's spec a remote
+	// configuration may set, and the bridge reports; empty means
+	// DefaultRemoteConfigFields.
+	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
 	// Description adds non-identifying attributes.
 	Description *Description `json:"description,omitempty"`
 }
@@ -94,6 +98,9 @@ func (c Config) Validate() error {
 		return errors.New("config: tls.insecure and tls.insecure_skip_verify cannot both be true")
 	}
 	var errs []error
+	if err := checkRemoteConfigFields(c.RemoteConfigFields); err != nil {
+		errs = append(errs, err)
+	}
 	for name := range c.Capabilities {
 		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]; !ok {
 			errs = append(errs, fmt.Errorf("config: unknown capability %q", name))

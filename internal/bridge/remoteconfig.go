@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -22,6 +23,8 @@ import (
 type entry struct {
 	namespace, name string
 	collector       v1beta1.OpenTelemetryCollector
+	// spec are the spec's fields as the entry writes them.
+	spec map[string]json.RawMessage
 }
 
 // parseEntry parses one remote configuration entry: key "<namespace>/<name>",
@@ -45,6 +48,13 @@ func parseEntry(key string, file *protobufs.AgentConfigFile) (entry, error) {
 	if err := yaml.UnmarshalStrict(file.GetBody(), &e.collector); err != nil {
 		return entry{}, fmt.Errorf("%q: not an OpenTelemetryCollector: %w", key, err)
 	}
+	var raw struct {
+		Spec map[string]json.RawMessage `json:"spec"`
+	}
+	if err := yaml.Unmarshal(file.GetBody(), &raw); err != nil {
+		return entry{}, fmt.Errorf("%q: not an OpenTelemetryCollector: %w", key, err)
+	}
+	e.spec = raw.Spec
 	c := &e.collector
 	if c.APIVersion != "" && c.APIVersion != v1beta1.GroupVersion.String() {
 		return entry{}, fmt.Errorf("%q: apiVersion %q, want %s", key, c.APIVersion, v1beta1.GroupVersion)
@@ -147,6 +157,11 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 		err = b.client.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.name}, &current)
 		switch {
 		case apierrors.IsNotFound(err):
+			spec, err := remoteSpec(nil, e.spec, b.cfg.remoteFields())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%q: %w", key, err))
+				continue
+			}
 			c := &v1beta1.OpenTelemetryCollector{}
 			c.Namespace, c.Name = e.namespace, e.name
 			c.Labels = maps.Clone(e.collector.Labels)
@@ -158,7 +173,7 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 			}
 			c.Labels[LabelCreatedBy] = CreatedByBridge
 			c.Annotations = maps.Clone(e.collector.Annotations)
-			c.Spec = e.collector.Spec
+			c.Spec = spec
 			p.creates = append(p.creates, c)
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%q: read current collector: %w", key, err))
@@ -167,8 +182,13 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 		case !isManaged(current.Labels, b.name):
 			errs = append(errs, fmt.Errorf("%q: cannot modify a collector without %s=true or %s=%s", key, LabelManaged, LabelManaged, b.name))
 		default:
+			spec, err := remoteSpec(&current.Spec, e.spec, b.cfg.remoteFields())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%q: %w", key, err))
+				continue
+			}
 			c := current.DeepCopy()
-			c.Spec = e.collector.Spec
+			c.Spec = spec
 			p.updates = append(p.updates, update{current: &current, desired: c})
 		}
 	}

@@ -75,6 +75,7 @@ spec:
   proxy: {url: "http://proxy:3128", headers: {X: y}}
   capabilities: {AcceptsRemoteConfig: true, ReportsHealth: true}
   componentsAllowed: {receivers: [otlp]}
+  remoteConfigFields: [config, mode]
   description: {non_identifying_attributes: {a: b}}
 `
 	br := decodeBridge(t, doc)
@@ -83,6 +84,7 @@ spec:
 	c, err := ParseConfig([]byte(rendered))
 	require.NoError(t, err)
 	require.True(t, c.TLS.InsecureSkipVerify)
+	require.Equal(t, []string{"config", "mode"}, c.remoteFields())
 	require.Equal(t, "http://proxy:3128", c.Proxy.URL)
 	require.True(t, c.Has(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus))
 }

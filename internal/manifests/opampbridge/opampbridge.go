@@ -166,6 +166,9 @@ func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
 	if spec.ComponentsAllowed != nil {
 		cfg["componentsAllowed"] = spec.ComponentsAllowed
 	}
+	if len(spec.RemoteConfigFields) > 0 {
+		cfg["remoteConfigFields"] = spec.RemoteConfigFields
+	}
 	if spec.Description != nil {
 		cfg["description"] = map[string]any{"non_identifying_attributes": spec.Description.NonIdentifyingAttributes}
 	}
