@@ -101,6 +101,23 @@ type OpAMPBridgeSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
+	// remoteConfigNamespaces are, for a bridge that manages collectors in
+	// every namespace (its namespace is in the operator's
+	// --opamp-bridge-cluster-wide-namespaces), the namespaces a remote
+	// configuration may create or change collectors in. Unset: every
+	// namespace but kube-system, kube-public and kube-node-lease. A bridge
+	// confined to its own namespace writes there only.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	RemoteConfigNamespaces []string `json:"remoteConfigNamespaces,omitempty"`
+	// remoteConfigMayDeleteAll lets a remote configuration delete every
+	// collector the bridge created. Off, a configuration that would do so
+	// (what a server that lost its state sends) is refused and reported as
+	// failed. Upstream deletes them.
+	// +optional
+	RemoteConfigMayDeleteAll bool `json:"remoteConfigMayDeleteAll,omitempty"`
 	// description customises the non-identifying attributes the bridge
 	// reports about itself.
 	// +optional

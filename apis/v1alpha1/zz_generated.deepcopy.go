@@ -564,6 +564,11 @@ func (in *OpAMPBridgeSpec) DeepCopyInto(out *OpAMPBridgeSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.RemoteConfigNamespaces != nil {
+		in, out := &in.RemoteConfigNamespaces, &out.RemoteConfigNamespaces
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Description != nil {
 		in, out := &in.Description, &out.Description
 		*out = new(AgentDescription)

@@ -237,6 +237,13 @@ func (f fixture) runBridge(t *testing.T, addr string) *bridge.Bridge {
 // connections on listenAddr.
 func (f fixture) runBridgeProxy(t *testing.T, addr, listenAddr string) *bridge.Bridge {
 	t.Helper()
+	return f.runBridgeWith(t, addr, listenAddr, f.ns, "")
+}
+
+// runBridgeWith runs a bridge watching watchNamespace ("" for every
+// namespace), with extra lines of configuration.
+func (f fixture) runBridgeWith(t *testing.T, addr, listenAddr, watchNamespace, extra string) *bridge.Bridge {
+	t.Helper()
 	// The test's OpAMP server speaks plain WebSocket on loopback.
 	raw := fmt.Sprintf(`
 endpoint: ws://%s/v1/opamp
@@ -253,13 +260,13 @@ componentsAllowed:
   exporters: [debug, otlp]
 # The default fields and the mode, so the server may create statefulsets.
 remoteConfigFields: [config, replicas, resources, mode]
-`, addr)
+%s`, addr, extra)
 	cfg, err := bridge.ParseConfig([]byte(raw))
 	require.NoError(t, err)
 	b, err := bridge.New(bridge.Options{
 		Config:            cfg,
 		Identity:          bridge.Identity{Name: bridgeName, Namespace: f.ns, Version: "test"},
-		WatchNamespace:    f.ns,
+		WatchNamespace:    watchNamespace,
 		HeartbeatInterval: 200 * time.Millisecond,
 		RestConfig:        testenv.Require(t, env),
 		Logger:            testLogger(t),
@@ -410,9 +417,10 @@ func TestBridge(t *testing.T) {
 	// Apply: update managed to the otlp exporter, create a new collector,
 	// keep named.
 	hash := srv.push(t, map[string]string{
-		ns + "/managed": collectorDoc("managed", nil, "otlp"),
-		ns + "/created": collectorDoc("created", nil, "debug"),
-		ns + "/named":   collectorDoc("named", nil, "debug"),
+		ns + "/managed":  collectorDoc("managed", nil, "otlp"),
+		ns + "/created":  collectorDoc("created", nil, "debug"),
+		ns + "/created2": collectorDoc("created2", nil, "debug"),
+		ns + "/named":    collectorDoc("named", nil, "debug"),
 	})
 	st := srv.waitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
@@ -447,7 +455,7 @@ func TestBridge(t *testing.T) {
 
 	// A config that no longer names "created" deletes it; named and managed
 	// were not created by the bridge and stay even when not named.
-	hash = srv.push(t, map[string]string{ns + "/managed": collectorDoc("managed", nil, "otlp")})
+	hash = srv.push(t, map[string]string{ns + "/managed": collectorDoc("managed", nil, "otlp"), ns + "/created2": collectorDoc("created2", nil, "debug")})
 	st = srv.waitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
 	_, err = f.get(t, "created")
@@ -462,7 +470,7 @@ func TestBridge(t *testing.T) {
 		labels     map[string]string
 	}
 	rv := map[string]state{}
-	for _, n := range []string{"managed", "named", "reporting", "other-bridge", "unlabelled"} {
+	for _, n := range []string{"managed", "named", "reporting", "other-bridge", "unlabelled", "created2"} {
 		c, err := f.get(t, n)
 		require.NoError(t, err)
 		rv[n] = state{c.Generation, c.Labels}
@@ -483,11 +491,14 @@ func TestBridge(t *testing.T) {
 		{"a field the server may not set", map[string]string{
 			ns + "/managed": strings.Replace(collectorDoc("managed", nil, "otlp"), "  mode: statefulset\n", "  mode: statefulset\n  image: registry.example/evil:1\n  hostNetwork: true\n", 1),
 		}, "the OpAMP server may not set spec.hostNetwork, spec.image"},
+		{"deleting every collector the bridge created", map[string]string{ns + "/managed": collectorDoc("managed", nil, "otlp")}, "would delete all 1 collectors the bridge created"},
+		{"an empty config map", map[string]string{}, "would delete all 1 collectors the bridge created"},
 		{"bad key", map[string]string{"no-namespace": collectorDoc("x", nil, "debug")}, "key must be <namespace>/<name>"},
 		{"outside the namespace", map[string]string{"elsewhere/x": collectorDoc("x", nil, "debug")}, "outside the bridge's namespace"},
 		{"refused by the API server, with a valid entry", map[string]string{
-			ns + "/named":   collectorDoc("named", nil, "otlp"),
-			ns + "/managed": strings.Replace(collectorDoc("managed", nil, "debug"), "  mode: statefulset\n", "  mode: statefulset\n  replicas: -1\n", 1),
+			ns + "/named":    collectorDoc("named", nil, "otlp"),
+			ns + "/created2": collectorDoc("created2", nil, "debug"),
+			ns + "/managed":  strings.Replace(collectorDoc("managed", nil, "debug"), "  mode: statefulset\n", "  mode: statefulset\n  replicas: -1\n", 1),
 		}, "replicas"},
 	} {
 		hash := srv.push(t, tc.files)
@@ -520,6 +531,45 @@ func TestBridge(t *testing.T) {
 		return m != "" && !strings.HasPrefix(m, "error") && restartedAt("named") != ""
 	}, waitFor, tick, "managed collectors not restarted: %q", restartedAt("managed"))
 	require.Empty(t, restartedAt("reporting"))
+}
+
+// TestClusterWideBridge: a bridge watching every namespace writes only to
+// the namespaces its OpAMPBridge lists, and with remoteConfigMayDeleteAll
+// a configuration may delete every collector it created.
+func TestClusterWideBridge(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "bridge-cw")
+	other := newFixture(t, "bridge-cw-other")
+	ns := f.ns
+	srv := startServer(t, "127.0.0.1:0")
+	f.runBridgeWith(t, srv.addr, "", "", "remoteConfigNamespaces: ["+ns+"]\nremoteConfigMayDeleteAll: true\n")
+
+	hash := srv.push(t, map[string]string{ns + "/created": collectorDoc("created", nil, "debug")})
+	st := srv.waitStatus(t, hash)
+	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
+	_, err := f.get(t, "created")
+	require.NoError(t, err)
+
+	for _, target := range []string{"kube-system", other.ns} {
+		hash := srv.push(t, map[string]string{
+			ns + "/created":     collectorDoc("created", nil, "debug"),
+			target + "/planted": collectorDoc("planted", nil, "debug"),
+		})
+		st := srv.waitStatus(t, hash)
+		require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, st.GetStatus(), target)
+		require.Contains(t, st.GetErrorMessage(), "remoteConfigNamespaces do not include "+target)
+		var c v1beta1.OpenTelemetryCollector
+		err := f.client.Get(t.Context(), types.NamespacedName{Namespace: target, Name: "planted"}, &c)
+		require.True(t, apierrors.IsNotFound(err), "%s/planted was written: %v", target, err)
+	}
+
+	// Opted in: a configuration without entries deletes what the bridge
+	// created.
+	hash = srv.push(t, map[string]string{})
+	st = srv.waitStatus(t, hash)
+	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
+	_, err = f.get(t, "created")
+	require.True(t, apierrors.IsNotFound(err), "created should be deleted: %v", err)
 }
 
 // TestBridgeSurvivesServerRestart: the server goes away and a new one comes

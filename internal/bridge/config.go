@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,8 +37,29 @@ type Config struct {
 	// configuration may set, and the bridge reports; empty means
 	// DefaultRemoteConfigFields.
 	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
+	// RemoteConfigNamespaces are, for a bridge that watches every
+	// namespace, the namespaces a remote configuration may create or change
+	// collectors in; empty means every namespace but SystemNamespaces.
+	RemoteConfigNamespaces []string `json:"remoteConfigNamespaces,omitempty"`
+	// RemoteConfigMayDeleteAll lets a remote configuration delete every
+	// collector the bridge created. Off, such a configuration is refused: it
+	// is what a server that lost its state sends.
+	RemoteConfigMayDeleteAll bool `json:"remoteConfigMayDeleteAll,omitempty"`
 	// Description adds non-identifying attributes.
 	Description *Description `json:"description,omitempty"`
+}
+
+// SystemNamespaces are the namespaces a bridge watching every namespace
+// never writes collectors to unless RemoteConfigNamespaces names them.
+var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// mayWriteNamespace says whether a remote configuration may create or
+// change collectors in ns, for a bridge that watches every namespace.
+func (c Config) mayWriteNamespace(ns string) bool {
+	if len(c.RemoteConfigNamespaces) > 0 {
+		return slices.Contains(c.RemoteConfigNamespaces, ns)
+	}
+	return !slices.Contains(SystemNamespaces, ns)
 }
 
 // TLSConfig configures TLS to the OpAMP server.
@@ -100,6 +122,11 @@ func (c Config) Validate() error {
 	var errs []error
 	if err := checkRemoteConfigFields(c.RemoteConfigFields); err != nil {
 		errs = append(errs, err)
+	}
+	for _, ns := range c.RemoteConfigNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("config: remoteConfigNamespaces: %q: %s", ns, strings.Join(msgs, "; ")))
+		}
 	}
 	for name := range c.Capabilities {
 		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]; !ok {

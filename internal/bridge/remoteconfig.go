@@ -19,6 +19,17 @@ import (
 	"github.com/shardwise/shardwise/apis/v1beta1"
 )
 
+// Bounds on a remote configuration. opamp-go reads a whole message before
+// it hands it over and offers no limit on that; the bridge bounds what it
+// parses and writes.
+const (
+	// MaxRemoteEntries is the most entries a remote configuration may have.
+	MaxRemoteEntries = 1000
+	// MaxEntryBytes is the largest entry: the API server's limit on an
+	// object stored in etcd (1.5 MiB).
+	MaxEntryBytes = 3 << 19
+)
+
 // entry is one parsed entry of a remote configuration.
 type entry struct {
 	namespace, name string
@@ -43,6 +54,9 @@ func parseEntry(key string, file *protobufs.AgentConfigFile) (entry, error) {
 	}
 	if file == nil || len(strings.TrimSpace(string(file.GetBody()))) == 0 {
 		return entry{}, fmt.Errorf("%q: empty body", key)
+	}
+	if n := len(file.GetBody()); n > MaxEntryBytes {
+		return entry{}, fmt.Errorf("%q: %d bytes, more than the %d an object may have", key, n, MaxEntryBytes)
 	}
 	e := entry{namespace: ns, name: name}
 	if err := yaml.UnmarshalStrict(file.GetBody(), &e.collector); err != nil {
@@ -133,6 +147,9 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 		return p, errors.New("remote config has no config map")
 	}
 	files := rc.GetConfig().GetConfigMap()
+	if len(files) > MaxRemoteEntries {
+		return p, fmt.Errorf("remote config has %d entries, more than the %d a bridge takes", len(files), MaxRemoteEntries)
+	}
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(files)) {
 		if _, err := uuid.Parse(key); err == nil {
@@ -147,6 +164,10 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 		}
 		if b.namespace != "" && e.namespace != b.namespace {
 			errs = append(errs, fmt.Errorf("%q: outside the bridge's namespace %s", key, b.namespace))
+			continue
+		}
+		if b.namespace == "" && !b.cfg.mayWriteNamespace(e.namespace) {
+			errs = append(errs, fmt.Errorf("%q: the OpAMPBridge's remoteConfigNamespaces do not include %s", key, e.namespace))
 			continue
 		}
 		if err := checkComponents(&e.collector.Spec.Config, b.cfg.ComponentsAllowed); err != nil {
@@ -199,10 +220,21 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 	if err != nil {
 		return plan{}, err
 	}
+	created := 0
 	for _, c := range cs {
-		if _, named := files[c.key()]; !named && c.managed && c.obj.Labels[LabelCreatedBy] == CreatedByBridge {
+		if !c.managed || c.obj.Labels[LabelCreatedBy] != CreatedByBridge {
+			continue
+		}
+		if b.namespace == "" && !b.cfg.mayWriteNamespace(c.obj.Namespace) {
+			continue // not the bridge's to write, so not its to delete
+		}
+		created++
+		if _, named := files[c.key()]; !named {
 			p.deletes = append(p.deletes, c.obj.DeepCopy())
 		}
+	}
+	if created > 0 && len(p.deletes) == created && len(p.creates) == 0 && !b.cfg.RemoteConfigMayDeleteAll {
+		return plan{}, fmt.Errorf("remote config would delete all %d collectors the bridge created and create none (what a server that lost its state sends); set the OpAMPBridge's remoteConfigMayDeleteAll to allow it", created)
 	}
 	return p, nil
 }

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/open-telemetry/opamp-go/client/types"
@@ -146,6 +148,39 @@ func TestParseEntry(t *testing.T) {
 	}
 	_, err := parseEntry("obs/c1", nil)
 	require.ErrorContains(t, err, "empty body")
+	_, err = parseEntry("obs/c1", &protobufs.AgentConfigFile{Body: []byte(body + "# " + strings.Repeat("x", MaxEntryBytes))})
+	require.ErrorContains(t, err, "more than the 1572864 an object may have")
+}
+
+// TestRemoteConfigBounds: a configuration with too many entries is refused
+// before any entry is parsed or anything read.
+func TestRemoteConfigBounds(t *testing.T) {
+	t.Parallel()
+	files := map[string]*protobufs.AgentConfigFile{}
+	for i := range MaxRemoteEntries + 1 {
+		files[fmt.Sprintf("obs/c%d", i)] = &protobufs.AgentConfigFile{Body: []byte("spec: {}")}
+	}
+	st := (&Bridge{}).applyRemoteConfig(t.Context(), &protobufs.AgentRemoteConfig{Config: &protobufs.AgentConfigMap{ConfigMap: files}})
+	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, st.GetStatus())
+	require.Equal(t, "remote config has 1001 entries, more than the 1000 a bridge takes", st.GetErrorMessage())
+}
+
+// TestMayWriteNamespace: a bridge watching every namespace writes to the
+// listed namespaces, or to every namespace but the system ones.
+func TestMayWriteNamespace(t *testing.T) {
+	t.Parallel()
+	var open Config
+	require.True(t, open.mayWriteNamespace("team-a"))
+	for _, ns := range SystemNamespaces {
+		require.False(t, open.mayWriteNamespace(ns), ns)
+	}
+	listed := Config{RemoteConfigNamespaces: []string{"team-a", "kube-system"}}
+	require.True(t, listed.mayWriteNamespace("team-a"))
+	require.True(t, listed.mayWriteNamespace("kube-system"), "listed explicitly")
+	require.False(t, listed.mayWriteNamespace("team-b"))
+
+	_, err := ParseConfig([]byte("endpoint: wss://s/v1/opamp\ncapabilities: {}\nremoteConfigNamespaces: [Team_A]\n"))
+	require.ErrorContains(t, err, `remoteConfigNamespaces: "Team_A"`)
 }
 
 // FuzzParseEntry: no key or body crashes the parser.

@@ -169,6 +169,12 @@ func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
 	if len(spec.RemoteConfigFields) > 0 {
 		cfg["remoteConfigFields"] = spec.RemoteConfigFields
 	}
+	if len(spec.RemoteConfigNamespaces) > 0 {
+		cfg["remoteConfigNamespaces"] = spec.RemoteConfigNamespaces
+	}
+	if spec.RemoteConfigMayDeleteAll {
+		cfg["remoteConfigMayDeleteAll"] = true
+	}
 	if spec.Description != nil {
 		cfg["description"] = map[string]any{"non_identifying_attributes": spec.Description.NonIdentifyingAttributes}
 	}
