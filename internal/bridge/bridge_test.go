@@ -516,13 +516,14 @@ func TestBridge(t *testing.T) {
 	}
 
 	// The restart command rolls the managed collectors' pods, not the
-	// report-only one's.
+	// report-only one's: the bridge annotates the collectors (it has no
+	// rights on workloads) and the operator rolls their pod templates.
 	restartedAt := func(name string) string {
 		var sts appsv1.StatefulSet
 		if err := f.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: manifests.CollectorName(name)}, &sts); err != nil {
 			return "error: " + err.Error()
 		}
-		return sts.Spec.Template.Annotations[bridge.AnnotationRestartedAt]
+		return sts.Spec.Template.Annotations[manifests.AnnotationRestartedAt]
 	}
 	require.Eventually(t, func() bool { return !strings.HasPrefix(restartedAt("reporting"), "error") }, waitFor, tick)
 	srv.restart(t)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -208,37 +207,27 @@ func podHealth(p *corev1.Pod, now uint64) *protobufs.ComponentHealth {
 	return h
 }
 
-// AnnotationRestartedAt on a pod template rolls its pods, as kubectl
-// rollout restart does.
-const AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
-
-// restart rolls the pods of every managed collector's workload by stamping
-// its pod template, as upstream's bridge does on the restart command.
-// Report-only collectors are left alone, and sidecar and daemonset
-// collectors are skipped (no workload of the bridge's, no RBAC for it).
+// restart restarts every managed collector by stamping
+// manifests.AnnotationRestartedAt on the collector resource; the operator
+// copies it to the pod template of the collector's workload, which rolls its
+// pods as kubectl rollout restart does. So the bridge needs no rights on
+// workloads (upstream's bridge patches the Deployments and StatefulSets
+// itself). Report-only and sidecar collectors are left alone.
 func (b *Bridge) restart(ctx context.Context) error {
 	cs, err := b.collectors(ctx, b.reader)
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"template":{"metadata":{"annotations":{"`+AnnotationRestartedAt+`":"`+now+`"}}}}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+manifests.AnnotationRestartedAt+`":"`+now+`"}}}`))
 	var errs []error
 	for _, c := range cs {
-		if !c.managed {
+		if !c.managed || c.obj.Spec.Mode == v1beta1.ModeSidecar {
 			continue
 		}
-		var obj client.Object
-		switch c.obj.Spec.Mode {
-		case v1beta1.ModeStatefulSet:
-			obj = &appsv1.StatefulSet{}
-		case v1beta1.ModeDeployment, "":
-			obj = &appsv1.Deployment{}
-		default:
-			continue
-		}
+		obj := &v1beta1.OpenTelemetryCollector{}
 		obj.SetNamespace(c.obj.Namespace)
-		obj.SetName(manifests.CollectorName(c.obj.Name))
+		obj.SetName(c.obj.Name)
 		if err := b.client.Patch(ctx, obj, patch, client.FieldOwner(fieldOwner)); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("restart %s: %w", c.key(), err))
 		}

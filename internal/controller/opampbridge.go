@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -33,7 +34,6 @@ const OpAMPBridgeClusterRBACFinalizer = "opentelemetry.io/shardwise-opamp-bridge
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 
 // OpAMPBridgeReconciler reconciles an OpAMPBridge into its objects.
@@ -76,6 +76,10 @@ func (r *OpAMPBridgeReconciler) SetupWithManager(mgr ctrl.Manager, opts controll
 		Owns(&appsv1.Deployment{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
+		// A cluster-wide bridge's ClusterRole and binding cannot be owned:
+		// watched through their owner annotation, so an edit is put back.
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(opampbridge.Component))).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(opampbridge.Component))).
 		WithOptions(opts).
 		Named("opampbridge").
 		Complete(r)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -151,7 +152,20 @@ func TestOpAMPBridgeReconcile(t *testing.T) {
 	}
 	var role rbacv1.Role
 	h.get(t, ns, objName, &role)
-	require.Equal(t, opampbridge.Rules(true), role.Rules, "upstream's sample accepts the restart command")
+	require.Equal(t, opampbridge.Rules(), role.Rules)
+	// Upstream's sample accepts the restart command, which upstream's bridge
+	// runs by patching workloads; here it annotates the collector, so the
+	// bridge's ServiceAccount holds no rights on workloads.
+	sa := "system:serviceaccount:" + ns + ":" + objName
+	eventually(t, waitFor, func() error {
+		if !h.allowed(t, sa, "patch", "opentelemetrycollectors.opentelemetry.io", ns) {
+			return fmt.Errorf("the bridge may not patch collectors yet")
+		}
+		return nil
+	})
+	for _, res := range []string{"deployments.apps", "statefulsets.apps", "daemonsets.apps"} {
+		require.False(t, h.allowed(t, sa, "patch", res, ns), "the bridge may patch %s", res)
+	}
 
 	eventually(t, waitFor, func() error {
 		b = h.bridge(t, ns, name)
@@ -229,6 +243,30 @@ func TestOpAMPBridgeClusterWide(t *testing.T) {
 	err = h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: opampbridge.Name(name)}, &rbacv1.Role{})
 	require.True(t, apierrors.IsNotFound(err), "no Role for a cluster-wide bridge: %v", err)
 	require.Contains(t, h.bridge(t, ns, name).Finalizers, controller.OpAMPBridgeClusterRBACFinalizer)
+	sa := "system:serviceaccount:" + ns + ":" + opampbridge.Name(name)
+	for _, res := range []string{"deployments.apps", "statefulsets.apps"} {
+		require.False(t, h.allowed(t, sa, "patch", res, "kube-system"), "a cluster-wide bridge may patch %s", res)
+	}
+
+	// Its cluster RBAC is watched: a deleted binding and an edited role are
+	// put back.
+	var cr rbacv1.ClusterRole
+	require.NoError(t, h.client.Get(ctx, types.NamespacedName{Name: crName}, &cr))
+	cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
+	require.NoError(t, h.client.Update(ctx, &cr))
+	require.NoError(t, h.client.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: crName}}))
+	eventually(t, waitFor, func() error {
+		if err := h.client.Get(ctx, types.NamespacedName{Name: crName}, &rbacv1.ClusterRoleBinding{}); err != nil {
+			return err
+		}
+		if err := h.client.Get(ctx, types.NamespacedName{Name: crName}, &cr); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(cr.Rules, opampbridge.Rules()) {
+			return fmt.Errorf("rules not restored: %v", cr.Rules)
+		}
+		return nil
+	})
 
 	require.NoError(t, h.client.Delete(ctx, h.bridge(t, ns, name)))
 	eventually(t, waitFor, func() error {
@@ -259,7 +297,7 @@ func TestOperatorHoldsBridgeRules(t *testing.T) {
 			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
 		})
 	}
-	for _, r := range opampbridge.Rules(true) {
+	for _, r := range opampbridge.Rules() {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				for _, v := range r.Verbs {

@@ -105,12 +105,12 @@ func (r *TargetAllocatorReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		Watches(&v1beta1.OpenTelemetryCollector{}, handler.EnqueueRequestsFromMapFunc(collectorToAllocator), builder.WithPredicates(specChanged())).
 		// The objects it cannot own are watched through AnnotationOwner, so a
 		// deleted or edited ClusterRoleBinding is put back.
-		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentTargetAllocator))).
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(r.secretReaderUsers)).
-		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentTargetAllocator))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.readersOf), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
-		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner)).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentTargetAllocator))).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentTargetAllocator))).
 		WithOptions(opts).
 		Named("targetallocator").
 		Complete(r)
@@ -125,14 +125,18 @@ func collectorToAllocator(_ context.Context, o client.Object) []reconcile.Reques
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: name}}}
 }
 
-// annotatedOwner maps an object carrying manifests.AnnotationOwner to the
-// TargetAllocator it names.
-func annotatedOwner(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name, ok := strings.Cut(o.GetAnnotations()[manifests.AnnotationOwner], "/")
-	if !ok || ns == "" || name == "" || o.GetLabels()[manifests.LabelManagedBy] != manifests.ManagedBy {
-		return nil
+// annotatedOwner maps an object of component carrying
+// manifests.AnnotationOwner to the resource named there: the objects a
+// namespaced resource cannot own (cluster-scoped, or in another namespace)
+// are watched that way, so a deleted or edited one is put back.
+func annotatedOwner(component string) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		ns, name, ok := strings.Cut(o.GetAnnotations()[manifests.AnnotationOwner], "/")
+		if !ok || ns == "" || name == "" || o.GetLabels()[manifests.LabelManagedBy] != manifests.ManagedBy || o.GetLabels()[manifests.LabelComponent] != component {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
 }
 
 // Reconcile builds the allocator's objects from a full read of the resource

@@ -419,6 +419,12 @@ const (
 	AnnotationPrometheusAdded = "operator.opentelemetry.io/prometheus-annotations-added"
 )
 
+// AnnotationRestartedAt on a collector resource restarts its pods: the
+// operator copies it to its workload's pod template whatever the annotation
+// filters say, which rolls them as kubectl rollout restart does (it stamps
+// the same annotation). The OpAMP bridge's restart command sets it.
+const AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
+
 // podAnnotations are the collector pod's annotations, as upstream:
 // spec.podAnnotations, then the resource's own annotations where
 // podAnnotations does not set the key (but for those that describe the
@@ -440,6 +446,9 @@ func podAnnotations(c *v1beta1.OpenTelemetryCollector, filter []*regexp.Regexp) 
 	for k, v := range c.Annotations {
 		switch k {
 		case corev1.LastAppliedConfigAnnotation, v1alpha1.AnnotationV1alpha1Spec, v1alpha1.AnnotationV1beta1Spec:
+			continue
+		case AnnotationRestartedAt:
+			out[k] = v // a restart asked for on the resource, filters or not
 			continue
 		}
 		if _, ok := out[k]; !ok && !filtered(k) {

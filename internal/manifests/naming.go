@@ -112,14 +112,19 @@ func TargetAllocatorEndpoint(taName string) string {
 	return fmt.Sprintf("http://%s:%d", TargetAllocatorName(taName), TargetAllocatorSvcPort)
 }
 
-// ClusterRoleName is the name of the cluster-scoped RBAC of an allocator. A
-// namespaced TargetAllocator cannot own it, so the name carries the namespace
-// and the name, readable, and a hash of both, so that ("team", "a-x") and
-// ("team-a", "x") never share one.
+// ClusterRoleName is the name of the cluster-scoped RBAC of an allocator.
 func ClusterRoleName(namespace, taName string) string {
-	const prefix, suffix = "shardwise-", "-targetallocator"
-	id := shortHash(namespace + "/" + taName)
-	readable := strings.TrimRight(namespace+"-"+taName, "-.")
+	return ClusterScopedName(namespace, taName, "-targetallocator")
+}
+
+// ClusterScopedName is the name of a cluster-scoped object of a namespaced
+// resource, which cannot own it: the namespace and the name, readable, and a
+// hash of both, so that ("team", "a-x") and ("team-a", "x") never share one,
+// then the suffix.
+func ClusterScopedName(namespace, name, suffix string) string {
+	const prefix = "shardwise-"
+	id := shortHash(namespace + "/" + name)
+	readable := strings.TrimRight(namespace+"-"+name, "-.")
 	if room := maxNameLength - len(prefix) - len(suffix) - hashLength - 1; len(readable) > room {
 		readable = strings.TrimRight(readable[:room], "-.")
 	}

@@ -95,6 +95,9 @@ func TestClusterRoleNameUnambiguous(t *testing.T) {
 	long := manifests.ClusterRoleName(strings.Repeat("n", 63), strings.Repeat("t", 253))
 	require.Empty(t, validation.IsDNS1123Label(long), long)
 	require.NotEqual(t, long, manifests.ClusterRoleName(strings.Repeat("n", 63), strings.Repeat("t", 252)))
+	// A bridge's in the same namespace and of the same name is another.
+	require.NotEqual(t, a, manifests.ClusterScopedName("team", "a-x", "-opamp-bridge"))
+	require.NotEqual(t, manifests.ClusterScopedName("team", "a-x", "-opamp-bridge"), manifests.ClusterScopedName("team-a", "x", "-opamp-bridge"))
 }
 
 func collectorContainer(t *testing.T, objs []client.Object) (corev1.PodSpec, corev1.Container) {

@@ -89,15 +89,18 @@ func TestAnnotationsFilter(t *testing.T) {
 	t.Parallel()
 	c := decodeCollector(t, otlpExample)
 	c.Namespace = "observability"
-	c.Annotations = map[string]string{"team.example.com/filter.out": "x", "owner": "team-a", "kubectl.kubernetes.io/last-applied-configuration": "{}"}
+	c.Annotations = map[string]string{"team.example.com/filter.out": "x", "owner": "team-a", "kubectl.kubernetes.io/last-applied-configuration": "{}",
+		manifests.AnnotationRestartedAt: "2026-12-03T10:00:00Z"}
 	c.Spec.PodAnnotations = map[string]string{"sidecar.istio.io/inject": "false", "also.filter.out": "y"}
 	for _, tc := range []struct {
 		name   string
 		filter []*regexp.Regexp
 		want   []string
 	}{
-		{"none", nil, []string{"also.filter.out", "owner", "sidecar.istio.io/inject", "team.example.com/filter.out"}},
-		{"filtered", []*regexp.Regexp{regexp.MustCompile(`.*filter\.out`), regexp.MustCompile(`^sidecar\.istio\.io/`)}, []string{"owner"}},
+		{"none", nil, []string{"also.filter.out", manifests.AnnotationRestartedAt, "owner", "sidecar.istio.io/inject", "team.example.com/filter.out"}},
+		// A restart asked for on the resource rolls the pods whatever the
+		// filters: the OpAMP bridge's restart command relies on it.
+		{"filtered", []*regexp.Regexp{regexp.MustCompile(`.*filter\.out`), regexp.MustCompile(`^sidecar\.istio\.io/`), regexp.MustCompile(`^kubectl\.kubernetes\.io/`)}, []string{manifests.AnnotationRestartedAt, "owner"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

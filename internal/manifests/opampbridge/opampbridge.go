@@ -80,9 +80,10 @@ type Bridge struct {
 func Name(instance string) string { return truncate(instance, "-opamp-bridge") }
 
 // ClusterRoleName is the name of the cluster-scoped RBAC of a cluster-wide
-// bridge; it carries the namespace since names are cluster-unique.
+// bridge: its namespace, name and a hash of both, since names are
+// cluster-unique and ("team", "a-x") and ("team-a", "x") must not share one.
 func ClusterRoleName(namespace, instance string) string {
-	return truncate("shardwise-"+namespace+"-"+instance, "-opamp-bridge")
+	return manifests.ClusterScopedName(namespace, instance, "-opamp-bridge")
 }
 
 func truncate(instance, suffix string) string {
@@ -299,25 +300,17 @@ func bridgeSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext
 }
 
 // Rules are what the bridge does with the API: it watches the labelled
-// collectors and creates, updates and deletes them on remote configuration,
-// and it watches the collectors' pods for their health. With restart on
-// (the AcceptsRestartCommand capability) it also patches the collectors'
-// Deployments and StatefulSets to roll their pods.
-func Rules(restart bool) []rbacv1.PolicyRule {
-	rules := []rbacv1.PolicyRule{
+// collectors and creates, updates and deletes them on remote configuration
+// (and annotates them to restart them, which the operator turns into a
+// rollout), and it watches the collectors' pods for their health. It has no
+// rights on workloads: upstream's bridge patches every Deployment and
+// StatefulSet it may reach to restart.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"opentelemetry.io"}, Resources: []string{"opentelemetrycollectors"},
 			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}},
 	}
-	if restart {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: []string{"patch"}})
-	}
-	return rules
-}
-
-// restarts says whether the bridge accepts the restart command.
-func restarts(b *v1alpha1.OpAMPBridge) bool {
-	return b.Spec.Capabilities[v1alpha1.OpAMPBridgeCapabilityAcceptsRestartCommand]
 }
 
 func namespacedRBAC(b *v1alpha1.OpAMPBridge, name string, labels map[string]string) []client.Object {
@@ -326,7 +319,7 @@ func namespacedRBAC(b *v1alpha1.OpAMPBridge, name string, labels map[string]stri
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: manifests.Meta(ns, name, labels),
-			Rules:      Rules(restarts(b)),
+			Rules:      Rules(),
 		},
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
@@ -340,15 +333,18 @@ func namespacedRBAC(b *v1alpha1.OpAMPBridge, name string, labels map[string]stri
 func clusterRBAC(b *v1alpha1.OpAMPBridge, saName string) []client.Object {
 	name := ClusterRoleName(b.Namespace, b.Name)
 	labels := manifests.Labels(b.Namespace, b.Name, Component, Name(b.Name))
+	// The bridge cannot own them: the operator finds their bridge by this
+	// annotation when they change.
+	owner := map[string]string{manifests.AnnotationOwner: b.Namespace + "/" + b.Name}
 	return []client.Object{
 		&rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Rules:      Rules(restarts(b)),
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: owner},
+			Rules:      Rules(),
 		},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels), Annotations: maps.Clone(owner)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: b.Namespace}},
 		},
