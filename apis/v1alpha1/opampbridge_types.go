@@ -169,6 +169,14 @@ type OpAMPBridgeSpec struct {
 	// +optional
 	// +listType=atomic
 	Ports []corev1.ServicePort `json:"ports,omitempty"`
+	// serveAgents turns on the bridge's own OpAMP server (port 8080, the
+	// Service's port 80) for collectors' opamp extensions, with a
+	// NetworkPolicy that admits only collector pods to it (of the bridge's
+	// namespace, or of every namespace for a cluster-wide bridge). Off, the
+	// bridge listens on no OpAMP port and the Service carries only the ports
+	// above (none: no Service). Upstream always serves it, to anyone.
+	// +optional
+	ServeAgents bool `json:"serveAgents,omitempty"`
 	// env of the bridge container.
 	// +optional
 	// +listType=atomic

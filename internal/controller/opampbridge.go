@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +35,7 @@ const OpAMPBridgeClusterRBACFinalizer = "opentelemetry.io/shardwise-opamp-bridge
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 
 // OpAMPBridgeReconciler reconciles an OpAMPBridge into its objects.
@@ -59,6 +61,7 @@ var bridgeKinds = []schema.GroupVersionKind{
 	appsv1.SchemeGroupVersion.WithKind("Deployment"),
 	rbacv1.SchemeGroupVersion.WithKind("Role"),
 	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"),
 }
 
 var bridgeClusterKinds = []schema.GroupVersionKind{
@@ -76,6 +79,7 @@ func (r *OpAMPBridgeReconciler) SetupWithManager(mgr ctrl.Manager, opts controll
 		Owns(&appsv1.Deployment{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		// A cluster-wide bridge's ClusterRole and binding cannot be owned:
 		// watched through their owner annotation, so an edit is put back.
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(opampbridge.Component))).

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -134,7 +135,7 @@ func TestOpAMPBridgeReconcile(t *testing.T) {
 	require.NoError(t, err)
 
 	objName := opampbridge.Name(name)
-	objs := []client.Object{&corev1.ConfigMap{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.Service{}, &appsv1.Deployment{}}
+	objs := []client.Object{&corev1.ConfigMap{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &appsv1.Deployment{}}
 	eventually(t, waitFor, func() error {
 		for _, o := range objs {
 			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, o); err != nil {
@@ -198,6 +199,30 @@ func TestOpAMPBridgeReconcile(t *testing.T) {
 		}
 		if dep.Spec.Template.Annotations[opampbridge.AnnotationConfigHash] == hash0 {
 			return fmt.Errorf("pod template hash unchanged")
+		}
+		return nil
+	})
+
+	// No OpAMP server for agents unless asked for: no Service, no port.
+	err = h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &corev1.Service{})
+	require.True(t, apierrors.IsNotFound(err), "a Service without serveAgents: %v", err)
+	// Asked for: the Service and a NetworkPolicy admitting collector pods;
+	// turned off again, both go.
+	b = h.bridge(t, ns, name)
+	h.update(t, b, func() { b.Spec.ServeAgents = true })
+	eventually(t, waitFor, func() error {
+		if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &corev1.Service{}); err != nil {
+			return err
+		}
+		return h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, &networkingv1.NetworkPolicy{})
+	})
+	b = h.bridge(t, ns, name)
+	h.update(t, b, func() { b.Spec.ServeAgents = false })
+	eventually(t, waitFor, func() error {
+		for _, o := range []client.Object{&corev1.Service{}, &networkingv1.NetworkPolicy{}} {
+			if err := h.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: objName}, o); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T still there: %w", o, err)
+			}
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -137,9 +138,38 @@ func Build(b *v1alpha1.OpAMPBridge, s Settings) (Bridge, error) {
 			out.Objects = append(out.Objects, namespacedRBAC(b, name, labels)...)
 		}
 	}
-	out.Objects = append(out.Objects, service(b, name, labels, selector))
+	if svc := service(b, name, labels, selector); svc != nil {
+		out.Objects = append(out.Objects, svc)
+	}
+	if b.Spec.ServeAgents {
+		out.Objects = append(out.Objects, networkPolicy(b, s, name, labels, selector))
+	}
 	out.Objects = append(out.Objects, deployment(b, s, image, name, labels, selector, sa, hash))
 	return out, nil
+}
+
+// networkPolicy admits to the bridge's OpAMP port only collector pods: of
+// its namespace, or of every namespace for a cluster-wide bridge. Kubelet
+// probes come from the node and are not subject to it on the usual CNIs.
+func networkPolicy(b *v1alpha1.OpAMPBridge, s Settings, name string, labels, selector map[string]string) *networkingv1.NetworkPolicy {
+	peer := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{
+		MatchLabels: map[string]string{manifests.LabelComponent: manifests.ComponentCollector},
+	}}
+	if s.ClusterWide {
+		peer.NamespaceSelector = &metav1.LabelSelector{}
+	}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: manifests.Meta(b.Namespace, name, labels),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(opampPort))}},
+				From:  []networkingv1.NetworkPolicyPeer{peer},
+			}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
 }
 
 // RenderConfig renders remoteconfiguration.yaml with the keys of the upstream
@@ -190,11 +220,19 @@ func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
 	return string(y), nil
 }
 
+// service publishes the OpAMP port when the bridge serves agents, and the
+// spec's ports; nil when that is none.
 func service(b *v1alpha1.OpAMPBridge, name string, labels, selector map[string]string) *corev1.Service {
-	ports := append(slices.Clone(b.Spec.Ports), corev1.ServicePort{
-		Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
-		TargetPort: intstr.FromInt32(opampPort),
-	})
+	ports := slices.Clone(b.Spec.Ports)
+	if b.Spec.ServeAgents {
+		ports = append(ports, corev1.ServicePort{
+			Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+			TargetPort: intstr.FromInt32(opampPort),
+		})
+	}
+	if len(ports) == 0 {
+		return nil
+	}
 	svc := manifests.Service(b.Namespace, name, labels, selector, ports)
 	svc.Spec.IPFamilies = b.Spec.IPFamilies
 	svc.Spec.IPFamilyPolicy = b.Spec.IPFamilyPolicy
@@ -217,6 +255,11 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 	}
 	if !s.ClusterWide {
 		args = append(args, "--watch-namespace="+b.Namespace)
+	}
+	ports := []corev1.ContainerPort{{Name: "healthz", ContainerPort: healthzPort, Protocol: corev1.ProtocolTCP}}
+	if spec.ServeAgents {
+		args = append(args, fmt.Sprintf("--listen-addr=:%d", opampPort))
+		ports = append([]corev1.ContainerPort{{Name: "opamp", ContainerPort: opampPort, Protocol: corev1.ProtocolTCP}}, ports...)
 	}
 	mounts := append([]corev1.VolumeMount{{Name: configVolume, MountPath: configDir}}, spec.VolumeMounts...)
 	volumes := append([]corev1.Volume{{
@@ -247,10 +290,7 @@ func deployment(b *v1alpha1.OpAMPBridge, s Settings, image, name string, labels,
 						Args:            args,
 						Env:             env(spec.Env),
 						EnvFrom:         spec.EnvFrom,
-						Ports: []corev1.ContainerPort{
-							{Name: "opamp", ContainerPort: opampPort, Protocol: corev1.ProtocolTCP},
-							{Name: "healthz", ContainerPort: healthzPort, Protocol: corev1.ProtocolTCP},
-						},
+						Ports:           ports,
 						Resources:       spec.Resources,
 						VolumeMounts:    mounts,
 						LivenessProbe:   probe,

@@ -1,6 +1,7 @@
 package opampbridge_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"gotest.tools/v3/golden"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -124,6 +126,8 @@ func TestBuildGolden(t *testing.T) {
 		{"upstream-example", UpstreamExample, settings},
 		{"upstream-example-cluster-wide", UpstreamExample, opampbridge.Settings{Image: settings.Image, ClusterWide: true}},
 		{"tuned", tuned, settings},
+		{"serve-agents", UpstreamExample + "  serveAgents: true\n", settings},
+		{"serve-agents-cluster-wide", UpstreamExample + "  serveAgents: true\n", opampbridge.Settings{Image: settings.Image, ClusterWide: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -253,4 +257,46 @@ func TestClusterWideImagePinned(t *testing.T) {
 	b.Spec.Image = settings.Image
 	_, err = opampbridge.Build(b, opampbridge.Settings{Image: settings.Image, ClusterWide: true})
 	require.NoError(t, err, "the operator's own image, named explicitly")
+}
+
+// TestAgentServerOptIn: without serveAgents the bridge listens on no OpAMP
+// port and has no Service; with it, the port is published and a
+// NetworkPolicy admits only collector pods to it.
+func TestAgentServerOptIn(t *testing.T) {
+	t.Parallel()
+	off, err := opampbridge.Build(decode(t, UpstreamExample), settings)
+	require.NoError(t, err)
+	for _, o := range off.Objects {
+		require.NotContains(t, []string{"*v1.Service", "*v1.NetworkPolicy"}, fmt.Sprintf("%T", o))
+		if d, ok := o.(*appsv1.Deployment); ok {
+			c := d.Spec.Template.Spec.Containers[0]
+			require.NotContains(t, strings.Join(c.Args, " "), "--listen-addr")
+			require.Len(t, c.Ports, 1)
+			require.Equal(t, "healthz", c.Ports[0].Name)
+		}
+	}
+
+	on, err := opampbridge.Build(decode(t, UpstreamExample+"  serveAgents: true\n"), settings)
+	require.NoError(t, err)
+	var np *networkingv1.NetworkPolicy
+	var svc *corev1.Service
+	for _, o := range on.Objects {
+		switch o := o.(type) {
+		case *networkingv1.NetworkPolicy:
+			np = o
+		case *corev1.Service:
+			svc = o
+		case *appsv1.Deployment:
+			require.Contains(t, o.Spec.Template.Spec.Containers[0].Args, "--listen-addr=:8080")
+		}
+	}
+	require.NotNil(t, svc)
+	require.Equal(t, int32(8080), svc.Spec.Ports[0].TargetPort.IntVal)
+	require.NotNil(t, np)
+	require.Len(t, np.Spec.Ingress, 1)
+	from := np.Spec.Ingress[0].From
+	require.Len(t, from, 1)
+	require.Equal(t, map[string]string{"app.kubernetes.io/component": "opentelemetry-collector"}, from[0].PodSelector.MatchLabels)
+	require.Nil(t, from[0].NamespaceSelector, "a namespaced bridge admits its own namespace's collectors only")
+	require.Equal(t, int32(8080), np.Spec.Ingress[0].Ports[0].Port.IntVal)
 }
