@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 	opampclient "github.com/open-telemetry/opamp-go/client"
 	clienttypes "github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"github.com/open-telemetry/opamp-go/server"
-	servertypes "github.com/open-telemetry/opamp-go/server/types"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +30,7 @@ import (
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
 	"github.com/shardwise/shardwise/internal/bridge"
+	"github.com/shardwise/shardwise/internal/bridge/opamptest"
 	"github.com/shardwise/shardwise/internal/controller"
 	"github.com/shardwise/shardwise/internal/manifests"
 	"github.com/shardwise/shardwise/internal/testenv"
@@ -57,147 +54,6 @@ const (
 	waitFor    = 60 * time.Second
 	tick       = 50 * time.Millisecond
 )
-
-// opampServer is an in-process OpAMP server (opamp-go's) that records what
-// the agent reports.
-type opampServer struct {
-	srv  server.OpAMPServer
-	addr string
-
-	mu        sync.Mutex // guards the fields below
-	conns     map[servertypes.Connection]bool
-	effective map[string]string // the last effective config, by key
-	reports   int               // effective configs received
-	health    *protobufs.ComponentHealth
-	status    *protobufs.RemoteConfigStatus
-	uid       []byte
-	stopped   bool
-}
-
-// startServer starts a server on addr (127.0.0.1:0 picks a port).
-func startServer(t *testing.T, addr string) *opampServer {
-	t.Helper()
-	s := &opampServer{srv: server.New(nil), conns: map[servertypes.Connection]bool{}}
-	callbacks := servertypes.ConnectionCallbacks{
-		OnConnected: func(_ context.Context, c servertypes.Connection) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.stopped {
-				_ = c.Disconnect()
-				return
-			}
-			s.conns[c] = true
-		},
-		OnConnectionClose: func(c servertypes.Connection) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			delete(s.conns, c)
-		},
-		OnMessage: func(_ context.Context, _ servertypes.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.uid = msg.GetInstanceUid()
-			if ec := msg.GetEffectiveConfig(); ec != nil {
-				s.reports++
-				s.effective = map[string]string{}
-				for k, f := range ec.GetConfigMap().GetConfigMap() {
-					s.effective[k] = string(f.GetBody())
-				}
-			}
-			if h := msg.GetHealth(); h != nil {
-				s.health = h
-			}
-			if st := msg.GetRemoteConfigStatus(); st != nil {
-				s.status = st
-			}
-			return &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid()}
-		},
-	}
-	require.NoError(t, s.srv.Start(server.StartSettings{
-		ListenEndpoint: addr,
-		Settings: server.Settings{Callbacks: servertypes.Callbacks{
-			OnConnecting: func(*http.Request) servertypes.ConnectionResponse {
-				return servertypes.ConnectionResponse{Accept: true, ConnectionCallbacks: callbacks}
-			},
-		}},
-	}))
-	s.addr = s.srv.Addr().String()
-	t.Cleanup(func() { s.stop(t) })
-	return s
-}
-
-// stop closes the agents' connections and the listener, as a server
-// process that exits would. Stopping twice is a no-op.
-func (s *opampServer) stop(t *testing.T) {
-	t.Helper()
-	// Close the listener first, so no agent reconnects to this server, then
-	// the connections it has (Stop leaves hijacked WebSockets open).
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, s.srv.Stop(ctx))
-	s.mu.Lock()
-	s.stopped = true
-	conns := s.conns
-	s.conns = map[servertypes.Connection]bool{}
-	s.mu.Unlock()
-	for c := range conns {
-		_ = c.Disconnect()
-	}
-}
-
-func (s *opampServer) snapshot() (effective map[string]string, reports int, health *protobufs.ComponentHealth, status *protobufs.RemoteConfigStatus) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.effective, s.reports, s.health, s.status
-}
-
-// push sends a remote configuration to every connected agent.
-func (s *opampServer) push(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	cm := map[string]*protobufs.AgentConfigFile{}
-	hash := fmt.Sprintf("%d", time.Now().UnixNano())
-	for k, v := range files {
-		cm[k] = &protobufs.AgentConfigFile{Body: []byte(v), ContentType: "yaml"}
-	}
-	rc := &protobufs.AgentRemoteConfig{Config: &protobufs.AgentConfigMap{ConfigMap: cm}, ConfigHash: []byte(hash)}
-	require.Eventually(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.conns) > 0
-	}, waitFor, tick, "no agent connected")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		require.NoError(t, c.Send(t.Context(), &protobufs.ServerToAgent{InstanceUid: s.uid, RemoteConfig: rc}))
-	}
-	return []byte(hash)
-}
-
-// restart sends the restart command to every connected agent.
-func (s *opampServer) restart(t *testing.T) {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	require.NotEmpty(t, s.conns)
-	for c := range s.conns {
-		require.NoError(t, c.Send(t.Context(), &protobufs.ServerToAgent{InstanceUid: s.uid, Command: &protobufs.ServerToAgentCommand{Type: protobufs.CommandType_CommandType_Restart}}))
-	}
-}
-
-// waitStatus waits for the agent's status of the remote config with hash.
-func (s *opampServer) waitStatus(t *testing.T, hash []byte) *protobufs.RemoteConfigStatus {
-	t.Helper()
-	var got *protobufs.RemoteConfigStatus
-	require.Eventually(t, func() bool {
-		_, _, _, st := s.snapshot()
-		if st != nil && string(st.GetLastRemoteConfigHash()) == string(hash) {
-			got = st
-			return true
-		}
-		return false
-	}, waitFor, tick, "no status for remote config %s", hash)
-	return got
-}
 
 type fixture struct {
 	client client.Client
@@ -372,13 +228,13 @@ func TestBridge(t *testing.T) {
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	require.NoError(t, f.client.Status().Update(ctx, pod))
 
-	srv := startServer(t, "127.0.0.1:0")
-	f.runBridge(t, srv.addr)
+	srv := opamptest.Start(t, "127.0.0.1:0")
+	f.runBridge(t, srv.Addr)
 
 	// Reported: the labelled collectors, each with its configuration.
 	want := []string{ns + "/managed", ns + "/named", ns + "/reporting"}
 	require.Eventually(t, func() bool {
-		eff, _, _, _ := srv.snapshot()
+		eff, _, _, _ := srv.Snapshot()
 		if len(eff) != len(want) {
 			return false
 		}
@@ -392,7 +248,7 @@ func TestBridge(t *testing.T) {
 
 	// Health: the managed collector's pod is healthy; named has no pods.
 	require.Eventually(t, func() bool {
-		_, _, h, _ := srv.snapshot()
+		_, _, h, _ := srv.Snapshot()
 		m := h.GetComponentHealthMap()[ns+"/managed"]
 		n := h.GetComponentHealthMap()[ns+"/named"]
 		return m.GetHealthy() && m.GetComponentHealthMap()[ns+"/managed-collector-0"].GetHealthy() &&
@@ -416,13 +272,13 @@ func TestBridge(t *testing.T) {
 
 	// Apply: update managed to the otlp exporter, create a new collector,
 	// keep named.
-	hash := srv.push(t, map[string]string{
+	hash := srv.Push(t, map[string]string{
 		ns + "/managed":  collectorDoc("managed", nil, "otlp"),
 		ns + "/created":  collectorDoc("created", nil, "debug"),
 		ns + "/created2": collectorDoc("created2", nil, "debug"),
 		ns + "/named":    collectorDoc("named", nil, "debug"),
 	})
-	st := srv.waitStatus(t, hash)
+	st := srv.WaitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
 	managed, err := f.get(t, "managed")
 	require.NoError(t, err)
@@ -449,14 +305,14 @@ func TestBridge(t *testing.T) {
 	}, waitFor, tick, "the operator never rendered the pushed config")
 	// The report follows.
 	require.Eventually(t, func() bool {
-		eff, _, _, _ := srv.snapshot()
+		eff, _, _, _ := srv.Snapshot()
 		return eff[ns+"/created"] != ""
 	}, waitFor, tick)
 
 	// A config that no longer names "created" deletes it; named and managed
 	// were not created by the bridge and stay even when not named.
-	hash = srv.push(t, map[string]string{ns + "/managed": collectorDoc("managed", nil, "otlp"), ns + "/created2": collectorDoc("created2", nil, "debug")})
-	st = srv.waitStatus(t, hash)
+	hash = srv.Push(t, map[string]string{ns + "/managed": collectorDoc("managed", nil, "otlp"), ns + "/created2": collectorDoc("created2", nil, "debug")})
+	st = srv.WaitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
 	_, err = f.get(t, "created")
 	require.True(t, apierrors.IsNotFound(err), "created should be deleted: %v", err)
@@ -501,8 +357,8 @@ func TestBridge(t *testing.T) {
 			ns + "/managed":  strings.Replace(collectorDoc("managed", nil, "debug"), "  mode: statefulset\n", "  mode: statefulset\n  replicas: -1\n", 1),
 		}, "replicas"},
 	} {
-		hash := srv.push(t, tc.files)
-		st := srv.waitStatus(t, hash)
+		hash := srv.Push(t, tc.files)
+		st := srv.WaitStatus(t, hash)
 		require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, st.GetStatus(), tc.name)
 		require.Contains(t, st.GetErrorMessage(), tc.msg, tc.name)
 		for n, v := range rv {
@@ -526,7 +382,7 @@ func TestBridge(t *testing.T) {
 		return sts.Spec.Template.Annotations[manifests.AnnotationRestartedAt]
 	}
 	require.Eventually(t, func() bool { return !strings.HasPrefix(restartedAt("reporting"), "error") }, waitFor, tick)
-	srv.restart(t)
+	srv.Restart(t)
 	require.Eventually(t, func() bool {
 		m := restartedAt("managed")
 		return m != "" && !strings.HasPrefix(m, "error") && restartedAt("named") != ""
@@ -542,21 +398,21 @@ func TestClusterWideBridge(t *testing.T) {
 	f := newFixture(t, "bridge-cw")
 	other := newFixture(t, "bridge-cw-other")
 	ns := f.ns
-	srv := startServer(t, "127.0.0.1:0")
-	f.runBridgeWith(t, srv.addr, "", "", "remoteConfigNamespaces: ["+ns+"]\nremoteConfigMayDeleteAll: true\n")
+	srv := opamptest.Start(t, "127.0.0.1:0")
+	f.runBridgeWith(t, srv.Addr, "", "", "remoteConfigNamespaces: ["+ns+"]\nremoteConfigMayDeleteAll: true\n")
 
-	hash := srv.push(t, map[string]string{ns + "/created": collectorDoc("created", nil, "debug")})
-	st := srv.waitStatus(t, hash)
+	hash := srv.Push(t, map[string]string{ns + "/created": collectorDoc("created", nil, "debug")})
+	st := srv.WaitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
 	_, err := f.get(t, "created")
 	require.NoError(t, err)
 
 	for _, target := range []string{"kube-system", other.ns} {
-		hash := srv.push(t, map[string]string{
+		hash := srv.Push(t, map[string]string{
 			ns + "/created":     collectorDoc("created", nil, "debug"),
 			target + "/planted": collectorDoc("planted", nil, "debug"),
 		})
-		st := srv.waitStatus(t, hash)
+		st := srv.WaitStatus(t, hash)
 		require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, st.GetStatus(), target)
 		require.Contains(t, st.GetErrorMessage(), "remoteConfigNamespaces do not include "+target)
 		var c v1beta1.OpenTelemetryCollector
@@ -566,8 +422,8 @@ func TestClusterWideBridge(t *testing.T) {
 
 	// Opted in: a configuration without entries deletes what the bridge
 	// created.
-	hash = srv.push(t, map[string]string{})
-	st = srv.waitStatus(t, hash)
+	hash = srv.Push(t, map[string]string{})
+	st = srv.WaitStatus(t, hash)
 	require.Equal(t, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, st.GetStatus(), st.GetErrorMessage())
 	_, err = f.get(t, "created")
 	require.True(t, apierrors.IsNotFound(err), "created should be deleted: %v", err)
@@ -582,15 +438,15 @@ func TestBridgeSurvivesServerRestart(t *testing.T) {
 	ns := f.ns
 	f.create(t, collectorDoc("first", map[string]string{bridge.LabelManaged: "true"}, "debug"))
 
-	srv := startServer(t, "127.0.0.1:0")
-	addr := srv.addr
+	srv := opamptest.Start(t, "127.0.0.1:0")
+	addr := srv.Addr
 	f.runBridge(t, addr)
 	require.Eventually(t, func() bool {
-		eff, _, _, _ := srv.snapshot()
+		eff, _, _, _ := srv.Snapshot()
 		return eff[ns+"/first"] != ""
 	}, waitFor, tick)
 
-	srv.stop(t)
+	srv.Stop(t)
 	// Wait until the port is free, then change the cluster while the server is down.
 	require.Eventually(t, func() bool {
 		ln, err := net.Listen("tcp", addr)
@@ -601,9 +457,9 @@ func TestBridgeSurvivesServerRestart(t *testing.T) {
 	}, waitFor, tick)
 	f.create(t, collectorDoc("second", map[string]string{bridge.LabelManaged: bridgeName}, "debug"))
 
-	again := startServer(t, addr)
+	again := opamptest.Start(t, addr)
 	require.Eventually(t, func() bool {
-		eff, _, _, _ := again.snapshot()
+		eff, _, _, _ := again.Snapshot()
 		return eff[ns+"/first"] != "" && eff[ns+"/second"] != ""
 	}, waitFor, tick, "the restarted server never got the report")
 }
@@ -633,9 +489,9 @@ func TestBridgeProxiesAgents(t *testing.T) {
 	}
 	require.NoError(t, f.client.Create(ctx, pod))
 
-	srv := startServer(t, "127.0.0.1:0")
+	srv := opamptest.Start(t, "127.0.0.1:0")
 	proxyAddr := freeAddr(t)
-	f.runBridgeProxy(t, srv.addr, proxyAddr)
+	f.runBridgeProxy(t, srv.Addr, proxyAddr)
 
 	// A collector's opamp extension, played by opamp-go's client.
 	agent := opampclient.NewWebSocket(nil)
@@ -668,7 +524,7 @@ func TestBridgeProxiesAgents(t *testing.T) {
 	t.Cleanup(stopAgent)
 
 	require.Eventually(t, func() bool {
-		eff, _, h, _ := srv.snapshot()
+		eff, _, h, _ := srv.Snapshot()
 		podHealth := h.GetComponentHealthMap()[ns+"/c"].GetComponentHealthMap()[ns+"/c-collector-0"]
 		return eff[uid.String()] == "receivers: {otlp: {}}\n" && eff[ns+"/c"] != "" &&
 			podHealth.GetComponentHealthMap()[uid.String()].GetHealthy()
@@ -676,7 +532,7 @@ func TestBridgeProxiesAgents(t *testing.T) {
 
 	stopAgent()
 	require.Eventually(t, func() bool {
-		eff, _, _, _ := srv.snapshot()
+		eff, _, _, _ := srv.Snapshot()
 		_, present := eff[uid.String()]
 		return !present && eff[ns+"/c"] != ""
 	}, waitFor, tick, "the proxied agent's entry outlived its connection")
