@@ -120,9 +120,9 @@ test-chart: build ## Helm chart tests (separate module test/chart): lint, render
 .PHONY: test-attack
 test-attack: build ## Tenant attack suite of issue 24 (test/attack): the real operator and allocator in envtest; the report is bin/attack-report.md.
 	@assets=$$(./hack/envtest.sh) && rm -f $(BIN)/attack-report.md && status=0 && \
-	  echo ">> test-attack: a tenant of team-a against bin/operator and bin/allocator (envtest), report in $(BIN)/attack-report.md" && \
+	  echo ">> test-attack: a tenant of team-a against bin/operator, bin/allocator and bin/opamp-bridge (envtest), report in $(BIN)/attack-report.md" && \
 	  { KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ATTACK=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator \
-	    SHARDWISE_ATTACK_REPORT=$(BIN)/attack-report.md $(GO) test -count=1 -timeout 5m ./test/attack/ || status=$$?; } && \
+	    SHARDWISE_BRIDGE_BIN=$(BIN)/opamp-bridge SHARDWISE_ATTACK_REPORT=$(BIN)/attack-report.md $(GO) test -count=1 -timeout 5m ./test/attack/ || status=$$?; } && \
 	  if [ -f $(BIN)/attack-report.md ]; then cat $(BIN)/attack-report.md; fi && exit $$status
 
 .PHONY: bench

@@ -19,12 +19,14 @@ type attack struct {
 	run  func(t *testing.T, s *suite, r recorder)
 }
 
-// attacks are the suite's entries, in the order. Items 4 to 6 (the
-// OpAMP bridge) are not here yet; each becomes one entry.
+// attacks are the suite's entries, in the order.
 var attacks = []attack{
 	{"1", "platform-allocator-serves-tenant-token-file", attackTokenFile},
 	{"2", "tenant-allocator-reaches-other-namespaces", attackGrants},
 	{"3", "monitors-discover-across-tenants", attackCrossTenantDiscovery},
+	{"4", "opamp-server-writes-any-field-anywhere", attackBridgeRemote},
+	{"5", "cluster-wide-bridge-patches-workloads", attackBridgeRights},
+	{"6", "anyone-connects-to-the-bridge-agent-server", attackBridgeProxy},
 	{"7", "pod-borrows-other-namespace-injection", attackCrossNamespaceInjection},
 	{"8", "labelled-configmaps-fill-operator-memory", attackConfigMapMemory},
 	{"9", "collector-asks-for-kinds-tenant-may-not-create", attackKinds},
@@ -38,7 +40,9 @@ func TestTenantAttacks(t *testing.T) {
 	requireEnv(t, "KUBEBUILDER_ASSETS", "run make test-attack, or export KUBEBUILDER_ASSETS=$(./hack/envtest.sh)")
 	operatorBin := requireEnv(t, "SHARDWISE_OPERATOR_BIN", "run make test-attack, or make build and export SHARDWISE_OPERATOR_BIN=<repo>/bin/operator")
 	allocatorBin := requireEnv(t, "SHARDWISE_ALLOCATOR_BIN", "run make test-attack, or make build and export SHARDWISE_ALLOCATOR_BIN=<repo>/bin/allocator")
+	bridgeBin := requireEnv(t, "SHARDWISE_BRIDGE_BIN", "run make test-attack, or make build and export SHARDWISE_BRIDGE_BIN=<repo>/bin/opamp-bridge")
 	s := setUp(t, operatorBin, allocatorBin)
+	s.bridgeBin = bridgeBin
 
 	for _, a := range attacks {
 		// Sequential: item 8 measures the operator's memory, which the

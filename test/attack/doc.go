@@ -18,12 +18,16 @@
 // to $SHARDWISE_ATTACK_REPORT when set (make test-attack sets
 // bin/attack-report.md and prints it).
 //
-// An attack is an entry of the attacks table in attack_test.go: a function
-// of the shared suite that records one row per attempt. Items 3 to 6 of the
-// issue are not here yet; each is a new entry.
+// Items 4 to 6 (the OpAMP bridge) run the real bridge binary the same way,
+// as the platform team's cluster-wide bridge, against an OpAMP server the
+// attacker controls (opamp-go's, internal/bridge/opamptest).
 //
-// The suite needs the binaries in SHARDWISE_OPERATOR_BIN and
-// SHARDWISE_ALLOCATOR_BIN and KUBEBUILDER_ASSETS (hack/envtest.sh). Without
+// An attack is an entry of the attacks table in attack_test.go: a function
+// of the shared suite that records one row per attempt.
+//
+// The suite needs the binaries in SHARDWISE_OPERATOR_BIN,
+// SHARDWISE_ALLOCATOR_BIN and SHARDWISE_BRIDGE_BIN and KUBEBUILDER_ASSETS
+// (hack/envtest.sh). Without
 // them it skips, unless SHARDWISE_REQUIRE_ATTACK is set (make test-attack
 // sets it), in which case it fails. SHARDWISE_ATTACK_OPERATOR_ARGS adds
 // operator flags, to watch attacks succeed against a weaker configuration

@@ -55,6 +55,9 @@ const (
 	operatorSA  = "shardwise-operator"
 	tenantUser  = "tenant-a"
 	clusterWide = "--target-allocator-cluster-wide-namespaces=" + platform
+	// bridgeClusterWide lets the platform team's OpAMPBridges manage
+	// collectors in every namespace.
+	bridgeClusterWide = "--opamp-bridge-cluster-wide-namespaces=" + platform
 )
 
 // Bounds for everything that waits.
@@ -80,6 +83,7 @@ type suite struct {
 	// metricsPort is the operator's (secure) metrics server on 127.0.0.1.
 	metricsPort  int
 	allocatorBin string
+	bridgeBin    string
 	report       *report
 }
 
@@ -190,6 +194,7 @@ func setUp(t *testing.T, operatorBin, allocatorBin string) *suite {
 	s.metricsPort = freePort(t)
 	args := []string{
 		clusterWide,
+		bridgeClusterWide,
 		"--metrics-secure",
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
