@@ -212,7 +212,6 @@ type OpenTelemetryCollectorSpec struct {
 // The rules of v1beta1's TargetAllocatorEmbedded, with its messages.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
 
 // OpenTelemetryTargetAllocator is upstream's v1alpha1 target allocator of a
@@ -266,10 +265,10 @@ type OpenTelemetryTargetAllocator struct {
 	// env of the target allocator container.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
-	// observability is accepted as in v1beta1.
+	// observability.metrics.enableMetrics creates a ServiceMonitor for the
+	// allocator's metrics, as on a TargetAllocator.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Observability *runtime.RawExtension `json:"observability,omitempty"`
+	Observability v1beta1.ObservabilitySpec `json:"observability,omitempty"`
 	// podDisruptionBudget of the target allocator.
 	// +optional
 	PodDisruptionBudget *v1beta1.PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`

@@ -53,11 +53,8 @@ type TargetAllocatorList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.priorityClassName)",message="priorityClassName is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.initContainers)",message="initContainers is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.additionalContainers)",message="additionalContainers is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.podDnsConfig)",message="podDnsConfig is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.dnsPolicy)",message="dnsPolicy is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.args)",message="args is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.global)",message="global is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.weightOverrides)",message="weightOverrides is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe)",message="livenessProbe is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe)",message="readinessProbe is an upstream field shardwise does not support; remove it"
@@ -171,10 +168,24 @@ type TargetAllocatorSpec struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Global *runtime.RawExtension `json:"global,omitempty"`
-	// observability is not supported by shardwise: setting it is rejected.
+	// observability.metrics.enableMetrics creates a ServiceMonitor
+	// (monitoring.coreos.com/v1) <name>-targetallocator for the allocator's
+	// metrics on its Service port targetallocation, with
+	// observability.metrics.extraLabels, when prometheus-operator's CRDs are
+	// installed (the MetricsMonitor condition says whether it is applied).
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Observability *runtime.RawExtension `json:"observability,omitempty"`
+	Observability v1beta1.ObservabilitySpec `json:"observability,omitempty"`
+	// hostAliases are added to the allocator pods' /etc/hosts.
+	// +optional
+	// +listType=atomic
+	HostAliases []corev1.HostAlias `json:"hostAliases,omitempty"`
+	// podDnsConfig is the allocator pods' DNS configuration.
+	// +optional
+	PodDNSConfig *corev1.PodDNSConfig `json:"podDnsConfig,omitempty"`
+	// dnsPolicy of the allocator pods; unset: None when podDnsConfig sets
+	// nameservers, else ClusterFirst.
+	// +optional
+	DNSPolicy *corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
 	// networkPolicy creates a NetworkPolicy <name>-targetallocator-networkpolicy that
 	// admits ingress to the allocator's ports only from the collector pods
 	// it serves and from the operator's namespace. Unset enabled means true

@@ -1010,11 +1010,7 @@ func (in *OpenTelemetryTargetAllocator) DeepCopyInto(out *OpenTelemetryTargetAll
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
-	if in.Observability != nil {
-		in, out := &in.Observability, &out.Observability
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
-	}
+	in.Observability.DeepCopyInto(&out.Observability)
 	if in.PodDisruptionBudget != nil {
 		in, out := &in.PodDisruptionBudget, &out.PodDisruptionBudget
 		*out = new(v1beta1.PodDisruptionBudgetSpec)
@@ -1312,10 +1308,23 @@ func (in *TargetAllocatorSpec) DeepCopyInto(out *TargetAllocatorSpec) {
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.Observability != nil {
-		in, out := &in.Observability, &out.Observability
-		*out = new(runtime.RawExtension)
+	in.Observability.DeepCopyInto(&out.Observability)
+	if in.HostAliases != nil {
+		in, out := &in.HostAliases, &out.HostAliases
+		*out = make([]v1.HostAlias, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
+	if in.PodDNSConfig != nil {
+		in, out := &in.PodDNSConfig, &out.PodDNSConfig
+		*out = new(v1.PodDNSConfig)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.DNSPolicy != nil {
+		in, out := &in.DNSPolicy, &out.DNSPolicy
+		*out = new(v1.DNSPolicy)
+		**out = **in
 	}
 	if in.NetworkPolicy != nil {
 		in, out := &in.NetworkPolicy, &out.NetworkPolicy

@@ -363,13 +363,6 @@ type UnsupportedPodFields struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +listType=atomic
 	AdditionalContainers []runtime.RawExtension `json:"additionalContainers,omitempty"`
-	// podDnsConfig is not supported by shardwise: setting it is rejected.
-	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	PodDNSConfig *runtime.RawExtension `json:"podDnsConfig,omitempty"`
-	// dnsPolicy is not supported by shardwise: setting it is rejected.
-	// +optional
-	DNSPolicy *string `json:"dnsPolicy,omitempty"`
 }
 
 // ScaleSubresourceStatus is the status the scale subresource reads.

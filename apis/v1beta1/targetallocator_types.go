@@ -111,7 +111,6 @@ type TargetAllocatorPrometheusCR struct {
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.topologySpreadConstraints)",message="topologySpreadConstraints is an upstream field shardwise does not support; remove it"
-// +kubebuilder:validation:XValidation:rule="!has(self.observability)",message="observability is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.telemetry)",message="telemetry is an upstream field shardwise does not support; remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || !has(self.allocationStrategy) || self.allocationStrategy != 'least-weighted'",message="allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"
 
@@ -197,10 +196,10 @@ type TargetAllocatorEmbedded struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +listType=atomic
 	TopologySpreadConstraints []runtime.RawExtension `json:"topologySpreadConstraints,omitempty"`
-	// observability is not supported by shardwise: setting it is rejected.
+	// observability.metrics.enableMetrics creates a ServiceMonitor for the
+	// allocator's metrics, as on a TargetAllocator.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Observability *runtime.RawExtension `json:"observability,omitempty"`
+	Observability ObservabilitySpec `json:"observability,omitempty"`
 	// mtls secures the allocator's API with mutual TLS: see TargetAllocatorMTLS.
 	// +optional
 	Mtls *TargetAllocatorMTLS `json:"mtls,omitempty"`

@@ -970,11 +970,7 @@ func (in *TargetAllocatorEmbedded) DeepCopyInto(out *TargetAllocatorEmbedded) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
-	if in.Observability != nil {
-		in, out := &in.Observability, &out.Observability
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
-	}
+	in.Observability.DeepCopyInto(&out.Observability)
 	if in.Mtls != nil {
 		in, out := &in.Mtls, &out.Mtls
 		*out = new(TargetAllocatorMTLS)
@@ -1231,16 +1227,6 @@ func (in *UnsupportedPodFields) DeepCopyInto(out *UnsupportedPodFields) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
-	}
-	if in.PodDNSConfig != nil {
-		in, out := &in.PodDNSConfig, &out.PodDNSConfig
-		*out = new(runtime.RawExtension)
-		(*in).DeepCopyInto(*out)
-	}
-	if in.DNSPolicy != nil {
-		in, out := &in.DNSPolicy, &out.DNSPolicy
-		*out = new(string)
-		**out = **in
 	}
 }
 

@@ -42,7 +42,7 @@ type managerOptions struct {
 	// podReader gives the collector reconciler the manager's API reader, as
 	// cmd/operator does.
 	podReader bool
-	// monitoringRecheck is the collector reconciler's MonitoringRecheck.
+	// monitoringRecheck is the collector and allocator reconcilers' MonitoringRecheck.
 	monitoringRecheck time.Duration
 	// stop, when set, stops the manager before the test ends; stopped is
 	// then closed once it has returned.
@@ -78,7 +78,7 @@ func startWith(t *testing.T, o managerOptions) harness {
 		cr.PodReader = mgr.GetAPIReader()
 	}
 	require.NoError(t, cr.SetupWithManager(mgr, controllerOptions(2)))
-	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: h.scheme, Recorder: rec, Settings: s}).SetupWithManager(mgr, controllerOptions(2)))
+	require.NoError(t, (&controller.TargetAllocatorReconciler{Client: mc, Scheme: h.scheme, Recorder: rec, Settings: s, MonitoringRecheck: o.monitoringRecheck}).SetupWithManager(mgr, controllerOptions(2)))
 	run := mgr.Start
 	if o.stop != nil {
 		run = func(ctx context.Context) error {

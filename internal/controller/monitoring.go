@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shardwise/shardwise/apis/v1beta1"
@@ -104,17 +105,25 @@ func (m *monitoringAPI) servedKinds(mapper meta.RESTMapper, kinds []schema.Group
 // served, and returns why ("" when it removed none): everything else is
 // still applied.
 func (r *CollectorReconciler) dropUnservedMonitors(desired *manifests.Collector) (string, error) {
+	kept, missing, err := r.monitoring.dropUnserved(r.Client.RESTMapper(), desired.Objects, r.monitoringRecheck())
+	desired.Objects = kept
+	return missing, err
+}
+
+// dropUnserved returns objs without the prometheus-operator objects whose
+// API is not served, and why ("" when it dropped none).
+func (m *monitoringAPI) dropUnserved(mapper meta.RESTMapper, objs []client.Object, recheck time.Duration) ([]client.Object, string, error) {
 	var missing []string
-	kept := make([]client.Object, 0, len(desired.Objects))
-	for _, o := range desired.Objects {
+	kept := make([]client.Object, 0, len(objs))
+	for _, o := range objs {
 		gvk := o.GetObjectKind().GroupVersionKind()
 		if gvk.Group != manifests.MonitoringGroupVersion.Group {
 			kept = append(kept, o)
 			continue
 		}
-		ok, err := r.monitoring.served(r.Client.RESTMapper(), gvk, r.monitoringRecheck())
+		ok, err := m.served(mapper, gvk, recheck)
 		if err != nil {
-			return "", err
+			return objs, "", err
 		}
 		if !ok {
 			if !slices.Contains(missing, gvk.Kind) {
@@ -124,11 +133,10 @@ func (r *CollectorReconciler) dropUnservedMonitors(desired *manifests.Collector)
 		}
 		kept = append(kept, o)
 	}
-	desired.Objects = kept
 	if len(missing) == 0 {
-		return "", nil
+		return kept, "", nil
 	}
-	return fmt.Sprintf("observability.metrics.enableMetrics needs prometheus-operator's %s (%s), which is not installed: install prometheus-operator's CRDs, or set enableMetrics to false; every other object is applied",
+	return kept, fmt.Sprintf("observability.metrics.enableMetrics needs prometheus-operator's %s (%s), which is not installed: install prometheus-operator's CRDs, or set enableMetrics to false; every other object is applied",
 		strings.Join(missing, " and "), manifests.MonitoringGroupVersion), nil
 }
 
@@ -136,21 +144,29 @@ func (r *CollectorReconciler) dropUnservedMonitors(desired *manifests.Collector)
 // enableMetrics, False with missing (why the monitor is not created, with a
 // Warning event when that is news), True otherwise.
 func (r *CollectorReconciler) setMonitorCondition(c *v1beta1.OpenTelemetryCollector, missing string) {
-	if !c.Spec.Observability.Metrics.EnableMetrics {
-		meta.RemoveStatusCondition(&c.Status.Conditions, ConditionMetricsMonitor)
+	applied := "ServiceMonitor " + manifests.MonitoringServiceMonitor(c.Name) + " is applied"
+	if manifests.ModeOf(c) == v1beta1.ModeSidecar {
+		applied = "PodMonitor " + manifests.SidecarPodMonitor(c.Name) + " is applied"
+	}
+	setMonitorCondition(r.Recorder, c, &c.Status.Conditions, c.Spec.Observability.Metrics.EnableMetrics, missing, applied)
+}
+
+// setMonitorCondition records ConditionMetricsMonitor on obj's conditions:
+// absent unless enabled, False with missing (with a Warning event when that
+// is news), else True with applied.
+func setMonitorCondition(rec events.EventRecorder, obj client.Object, conds *[]metav1.Condition, enabled bool, missing, applied string) {
+	if !enabled {
+		meta.RemoveStatusCondition(conds, ConditionMetricsMonitor)
 		return
 	}
-	cond := metav1.Condition{Type: ConditionMetricsMonitor, ObservedGeneration: c.Generation}
-	switch {
-	case missing != "":
-		warnIfNews(r.Recorder, c, c.Status.Conditions, ConditionMetricsMonitor, ReasonPrometheusOperatorNotInstalled, missing)
+	cond := metav1.Condition{Type: ConditionMetricsMonitor, ObservedGeneration: obj.GetGeneration()}
+	if missing != "" {
+		warnIfNews(rec, obj, *conds, ConditionMetricsMonitor, ReasonPrometheusOperatorNotInstalled, missing)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonPrometheusOperatorNotInstalled, missing
-	case manifests.ModeOf(c) == v1beta1.ModeSidecar:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonMonitorApplied, "PodMonitor "+manifests.SidecarPodMonitor(c.Name)+" is applied"
-	default:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonMonitorApplied, "ServiceMonitor "+manifests.MonitoringServiceMonitor(c.Name)+" is applied"
+	} else {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonMonitorApplied, applied
 	}
-	meta.SetStatusCondition(&c.Status.Conditions, cond)
+	meta.SetStatusCondition(conds, cond)
 }
 
 // pruneKinds are the kinds the reconcile prunes: the collector's own, and

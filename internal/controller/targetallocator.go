@@ -56,8 +56,14 @@ type TargetAllocatorReconciler struct {
 	Recorder events.EventRecorder
 	Settings manifests.Settings
 
+	// MonitoringRecheck is how often an allocator with
+	// observability.metrics.enableMetrics looks again for
+	// prometheus-operator's API when it was not served; zero means a minute.
+	MonitoringRecheck time.Duration
+
 	memo        applyMemo
 	certManager certManagerAPI
+	monitoring  monitoringAPI
 }
 
 var _ reconcile.Reconciler = (*TargetAllocatorReconciler)(nil)
@@ -191,9 +197,20 @@ func (r *TargetAllocatorReconciler) reconcile(ctx context.Context, ta *v1alpha1.
 		}
 		return invalid(reason, "build target allocator", err), nil
 	}
-	if err := r.apply(ctx, ta, desired); err != nil {
+	recheck := r.MonitoringRecheck
+	if recheck <= 0 {
+		recheck = defaultMonitoringRecheck
+	}
+	var missingMonitor string
+	desired.Objects, missingMonitor, err = r.monitoring.dropUnserved(r.Client.RESTMapper(), desired.Objects, recheck)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := r.apply(ctx, ta, desired, recheck); err != nil {
 		return applyFailed(err), nil
 	}
+	setMonitorCondition(r.Recorder, ta, &ta.Status.Conditions, ta.Spec.Observability.Metrics.EnableMetrics, missingMonitor,
+		"ServiceMonitor "+manifests.TargetAllocatorName(ta.Name)+" is applied")
 	for _, o := range desired.Objects {
 		if d, ok := o.(*appsv1.Deployment); ok {
 			ta.Status.Image = d.Spec.Template.Spec.Containers[0].Image
@@ -206,6 +223,14 @@ func (r *TargetAllocatorReconciler) reconcile(ctx context.Context, ta *v1alpha1.
 	}
 	if missing != "" {
 		return degraded(ReasonSecretReaderMissing, missing).after(time.Minute), nil
+	}
+	if missingMonitor != "" {
+		return ready("every desired object but the ServiceMonitor is applied (see the " + ConditionMetricsMonitor + " condition)").after(recheck), nil
+	}
+	if ta.Spec.Observability.Metrics.EnableMetrics {
+		// Restore a ServiceMonitor deleted or edited by hand: the operator
+		// does not watch prometheus-operator's kinds.
+		return ready("every desired object is applied").after(monitorResync), nil
 	}
 	return ready("every desired object is applied"), nil
 }
@@ -337,12 +362,17 @@ func (r *TargetAllocatorReconciler) input(ctx context.Context, ta *v1alpha1.Targ
 	return in, nil
 }
 
-func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.TargetAllocator, desired manifests.TargetAllocator) error {
+func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.TargetAllocator, desired manifests.TargetAllocator, recheck time.Duration) error {
 	a := applier{client: r.Client, scheme: r.Scheme, memo: &r.memo}
-	kinds := allocatorKinds
+	kinds := slices.Clone(allocatorKinds)
 	if r.certManager.seen.Load() {
-		kinds = append(slices.Clone(kinds), certManagerKinds...)
+		kinds = append(kinds, certManagerKinds...)
 	}
+	served, err := r.monitoring.servedKinds(r.Client.RESTMapper(), monitorKinds[:1], recheck)
+	if err != nil {
+		return err
+	}
+	kinds = append(kinds, served...)
 	if err := a.sync(ctx, ta, desired.Objects, kinds, nil); err != nil {
 		return err
 	}

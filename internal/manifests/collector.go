@@ -578,6 +578,7 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAl
 			Mtls:                         e.Mtls,
 			SecurityContext:              e.SecurityContext,
 			PodSecurityContext:           e.PodSecurityContext,
+			Observability:                e.Observability,
 		},
 	}, nil
 }

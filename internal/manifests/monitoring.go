@@ -108,11 +108,16 @@ func serviceMonitors(c *v1beta1.OpenTelemetryCollector, exporterPorts []string) 
 // cert-manager's are: the operator does not cache prometheus-operator's
 // kinds, whose API may not be served, nor link their Go types.
 func monitor(c *v1beta1.OpenTelemetryCollector, kind, name string, spec map[string]any) client.Object {
+	return monitorObject(c.Namespace, kind, name, monitorLabels(c, name), spec)
+}
+
+// monitorObject is a prometheus-operator object of kind, unstructured.
+func monitorObject(ns, kind, name string, labels map[string]string, spec map[string]any) client.Object {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(MonitoringGroupVersion.WithKind(kind))
-	u.SetNamespace(c.Namespace)
+	u.SetNamespace(ns)
 	u.SetName(name)
-	u.SetLabels(monitorLabels(c, name))
+	u.SetLabels(labels)
 	return u
 }
 

@@ -125,7 +125,27 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 		out.Objects = append(out.Objects, np)
 	}
 	out.Objects = append(out.Objects, pdb(ns, name, labels, selector, ta.Spec.PodDisruptionBudget))
+	if m := ta.Spec.Observability.Metrics; m.EnableMetrics {
+		out.Objects = append(out.Objects, allocatorServiceMonitor(ta, name, selector, m.ExtraLabels))
+	}
 	return out, nil
+}
+
+// allocatorServiceMonitor is the ServiceMonitor of an allocator's own
+// metrics, as upstream's (targetallocator/servicemonitor.go): named as the
+// allocator's objects, scraping the Service's targetallocation port. The
+// extra labels come first and the operator's own win, as on a collector's.
+func allocatorServiceMonitor(ta *v1alpha1.TargetAllocator, name string, selector, extraLabels map[string]string) client.Object {
+	labels := maps.Clone(extraLabels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, Labels(ta.Namespace, ta.Name, ComponentTargetAllocator, name))
+	return monitorObject(ta.Namespace, "ServiceMonitor", name, labels, map[string]any{
+		"endpoints":         []any{map[string]any{"port": "targetallocation"}},
+		"namespaceSelector": map[string]any{"matchNames": []any{ta.Namespace}},
+		"selector":          map[string]any{"matchLabels": stringMap(selector)},
+	})
 }
 
 // RenderAllocatorConfig renders targetallocator.yaml with the keys of the
@@ -327,6 +347,9 @@ func allocatorDeployment(ta *v1alpha1.TargetAllocator, s Settings, name string, 
 					NodeSelector: spec.NodeSelector,
 					Tolerations:  spec.Tolerations,
 					Affinity:     spec.Affinity,
+					HostAliases:  spec.HostAliases,
+					DNSPolicy:    DNSPolicy(spec.DNSPolicy, false, spec.PodDNSConfig),
+					DNSConfig:    spec.PodDNSConfig,
 				},
 			},
 		},

@@ -95,7 +95,6 @@ func TestV1alpha1RulesMatchV1beta1(t *testing.T) {
 		{name: "replicas above top-level maxReplicas", alpha: "replicas: 5\nmaxReplicas: 2", beta: "replicas: 5\nautoscaler: {maxReplicas: 2}", msg: replicas},
 		{name: "podDisruptionBudget on daemonset", alpha: "mode: daemonset\npodDisruptionBudget: {maxUnavailable: 1}", msg: "podDisruptionBudget is only supported in modes deployment and statefulset: a DaemonSet has no disruption budget, a sidecar belongs to its application pod"},
 		{name: "allocator topologySpreadConstraints", alpha: "mode: statefulset\ntargetAllocator: {enabled: true, topologySpreadConstraints: [{maxSkew: 1}]}", msg: "topologySpreadConstraints is an upstream field shardwise does not support; remove it"},
-		{name: "allocator observability", alpha: "mode: statefulset\ntargetAllocator: {enabled: true, observability: {metrics: {enableMetrics: true}}}", msg: "observability is an upstream field shardwise does not support; remove it"},
 		{name: "allocator least-weighted with replicas", alpha: "mode: statefulset\ntargetAllocator: {enabled: true, replicas: 2, allocationStrategy: least-weighted}", msg: "allocationStrategy least-weighted depends on each allocator's history, so several replicas would serve different assignments: use replicas 1, or consistent-hashing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
