@@ -64,6 +64,8 @@ type options struct {
 	uninstallStop string
 	// annotationsFilter is --annotations-filter, compiled.
 	annotationsFilter []*regexp.Regexp
+	// labelsFilter is --labels-filter, compiled.
+	labelsFilter []*regexp.Regexp
 }
 
 // parseFlags reads the command line, then upstream's config file and
@@ -98,16 +100,8 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 	})
 	fs.BoolVar(&o.uninstall, "uninstall", false, "Instead of running: delete the RBAC granted outside their namespaces for TargetAllocators and OpAMPBridges, remove the operator's finalizers from them, and exit (the chart's pre-delete hook runs this, so namespaces can still be deleted once the operator is gone).")
 	fs.StringVar(&o.uninstallStop, "uninstall-stop-deployment", "", "With --uninstall: the operator's Deployment, in --leader-election-namespace, to scale to zero before anything is released.")
-	fs.Func("annotations-filter", "Regular expressions (repeat the flag, or separate them by commas) of annotation keys of a collector not copied to its pods, as upstream's flag of that name; kubectl's last-applied configuration never is.", func(v string) error {
-		for _, p := range splitList(v) {
-			re, err := regexp.Compile(p)
-			if err != nil {
-				return fmt.Errorf("pattern %q: %w", p, err)
-			}
-			o.annotationsFilter = append(o.annotationsFilter, re)
-		}
-		return nil
-	})
+	fs.Func("annotations-filter", "Regular expressions (repeat the flag, or separate them by commas) of annotation keys of a collector not copied to its pods, as upstream's flag of that name; kubectl's last-applied configuration never is.", appendPatterns(&o.annotationsFilter))
+	fs.Func("labels-filter", "Regular expressions (repeat the flag, or separate them by commas) of label keys of a collector not copied to the objects built for it (workloads, pods, Services, ConfigMaps, its TargetAllocator), as upstream's flag of that name.", appendPatterns(&o.labelsFilter))
 	o.log.AddFlags(fs)
 	printVersion := version.AddFlag(fs)
 	o.upstream.addFlags(fs)
@@ -211,7 +205,7 @@ func serve(ctx context.Context, o options) error {
 	settings := manifests.Settings{
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
 		AllowClusterWideGrants: o.clusterWideGrants, GrantNamespaces: o.grantNamespaces,
-		AnnotationsFilter: o.annotationsFilter,
+		AnnotationsFilter: o.annotationsFilter, LabelsFilter: o.labelsFilter,
 		OperatorNamespace: operatorNamespace(),
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")
@@ -282,4 +276,19 @@ func operatorNamespace() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// appendPatterns is a flag that compiles each comma-separated regular
+// expression of its value into dst.
+func appendPatterns(dst *[]*regexp.Regexp) func(string) error {
+	return func(v string) error {
+		for _, p := range splitList(v) {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return fmt.Errorf("pattern %q: %w", p, err)
+			}
+			*dst = append(*dst, re)
+		}
+		return nil
+	}
 }

@@ -51,7 +51,6 @@ var upstreamFlags = []upstreamFlag{
 	{name: "create-sm-operator-metrics", boolean: true, noEffect: "the operator creates no ServiceMonitor for itself; point one at its metrics Service"},
 	{name: "ignore-missing-collector-crds", boolean: true, noEffect: "shardwise's CRDs are installed with it, and it needs them"},
 	{name: "clusterobservability-collector-image", noEffect: "shardwise has no ClusterObservability resource"},
-	{name: "labels-filter", noEffect: "shardwise does not copy a collector's labels onto its workloads, so there is nothing to filter"},
 	{name: "fips-disabled-components", noEffect: "shardwise does not check collector components against FIPS"},
 	{name: "tls-cluster-profile", boolean: true, noEffect: "OpenShift's cluster TLS profile is not read; use --tls-min-version and --tls-cipher-suites"},
 	{name: "tls-configure-operands", boolean: true, noEffect: "the TLS settings apply to the operator's own webhook and metrics servers only"},

@@ -55,7 +55,9 @@ func TestUpstreamFlags(t *testing.T) {
 	require.Equal(t, []string{"team-a", "team-b"}, o.watchNamespaces, "--watch-namespace takes a list, as upstream")
 	require.Equal(t, ":6060", o.upstream.pprofAddr)
 	require.Equal(t, map[string]bool{"operator.golang.flags": true, "operand.networkpolicy": false}, o.upstream.featureGates)
-	require.Equal(t, []string{"create-rbac-permissions", "labels-filter", "enable-cr-metrics", "ignore-missing-collector-crds"}, o.upstream.noEffect)
+	require.Equal(t, []string{"create-rbac-permissions", "enable-cr-metrics", "ignore-missing-collector-crds"}, o.upstream.noEffect)
+	require.Len(t, o.labelsFilter, 2)
+	require.True(t, o.labelsFilter[0].MatchString("team.example.com/filter.out"))
 	require.Len(t, o.annotationsFilter, 1)
 	require.True(t, o.annotationsFilter[0].MatchString("kubectl.kubernetes.io/restartedAt"))
 
@@ -155,7 +157,8 @@ prometheus-cr-availability: 1
 	require.Equal(t, "ta-from-cli", o.targetAllocatorImage)
 	require.Equal(t, []string{"env-ns"}, o.watchNamespaces)
 	require.True(t, *o.webhook.enabledLanguages["go"])
-	require.Equal(t, []string{"labels-filter"}, o.upstream.noEffect)
+	require.Empty(t, o.upstream.noEffect)
+	require.Len(t, o.labelsFilter, 2, "labels-filter: [x, y] in the config file")
 	require.Equal(t, []string{"prometheus-cr-availability"}, o.upstream.fileKeysIgnored)
 
 	_, err = parseFlags([]string{"--config-file=" + writeFile(t, "bad.yaml", "webhook-port: [1, 2]\n")}, noEnv)

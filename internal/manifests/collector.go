@@ -42,6 +42,10 @@ type Settings struct {
 	// expressions, as upstream's --annotations-filter) of a collector's
 	// metadata and podAnnotations that are not copied to its pods.
 	AnnotationsFilter []*regexp.Regexp
+	// LabelsFilter are the label keys (unanchored regular expressions, as
+	// upstream's --labels-filter) of a collector that are not copied to the
+	// objects built for it.
+	LabelsFilter []*regexp.Regexp
 	// OperatorNamespace is the operator's namespace, admitted by the
 	// allocators' NetworkPolicies; empty admits no namespace.
 	OperatorNamespace string
@@ -141,7 +145,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	}
 	hash := Hash(rendered)
 	name := CollectorName(instance)
-	labels := Labels(ns, instance, ComponentCollector, name)
+	labels := withResourceLabels(c.Labels, s.LabelsFilter, Labels(ns, instance, ComponentCollector, name))
 	selector := SelectorLabels(ns, instance, ComponentCollector)
 	ports, err := servicePorts(c.Spec.Ports, c.Spec.Config)
 	if err != nil {
@@ -187,7 +191,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	out.Objects = append(out.Objects, serviceMonitors(c, exporterPortNames(ports, exporters))...)
 
 	if owned {
-		ta, err := ownedTargetAllocator(c)
+		ta, err := ownedTargetAllocator(c, s.LabelsFilter)
 		if err != nil {
 			return Collector{}, err
 		}
@@ -419,6 +423,29 @@ const (
 	AnnotationPrometheusAdded = "operator.opentelemetry.io/prometheus-annotations-added"
 )
 
+// withResourceLabels are the labels of an object built for a resource, as
+// upstream's manifestutils.Labels: the resource's own labels but those
+// filter matches, then the operator's (ours), which win, except that the
+// resource's app.kubernetes.io/name is kept.
+func withResourceLabels(resource map[string]string, filter []*regexp.Regexp, ours map[string]string) map[string]string {
+	out := make(map[string]string, len(resource)+len(ours))
+	for k, v := range resource {
+		if !matchesAny(filter, k) {
+			out[k] = v
+		}
+	}
+	name, named := out[LabelName]
+	maps.Copy(out, ours)
+	if named {
+		out[LabelName] = name
+	}
+	return out
+}
+
+func matchesAny(res []*regexp.Regexp, s string) bool {
+	return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(s) })
+}
+
 // AnnotationRestartedAt on a collector resource restarts its pods: the
 // operator copies it to its workload's pod template whatever the annotation
 // filters say, which rolls them as kubectl rollout restart does (it stamps
@@ -434,9 +461,7 @@ const AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
 // left out of the first two. Server-side apply removes
 // any of them from the pods when it is no longer desired.
 func podAnnotations(c *v1beta1.OpenTelemetryCollector, filter []*regexp.Regexp) map[string]string {
-	filtered := func(k string) bool {
-		return slices.ContainsFunc(filter, func(re *regexp.Regexp) bool { return re.MatchString(k) })
-	}
+	filtered := func(k string) bool { return matchesAny(filter, k) }
 	out := map[string]string{}
 	for k, v := range c.Spec.PodAnnotations {
 		if !filtered(k) {
@@ -548,13 +573,13 @@ func autoscaler(c *v1beta1.OpenTelemetryCollector, name string, labels map[strin
 
 // ownedTargetAllocator is the TargetAllocator a collector creates for itself,
 // carrying the scrape configs of its prometheus receiver.
-func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector) (*v1alpha1.TargetAllocator, error) {
+func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector, labelsFilter []*regexp.Regexp) (*v1alpha1.TargetAllocator, error) {
 	scrapeConfigs, err := ScrapeConfigs(c.Spec.Config)
 	if err != nil {
 		return nil, err
 	}
 	e := c.Spec.TargetAllocator
-	taLabels := Labels(c.Namespace, c.Name, ComponentTargetAllocator, TargetAllocatorName(c.Name))
+	taLabels := withResourceLabels(c.Labels, labelsFilter, Labels(c.Namespace, c.Name, ComponentTargetAllocator, TargetAllocatorName(c.Name)))
 	return &v1alpha1.TargetAllocator{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "TargetAllocator"},
 		ObjectMeta: Meta(c.Namespace, c.Name, taLabels),

@@ -68,7 +68,7 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	ta := in.TargetAllocator
 	ns := ta.Namespace
 	name := TargetAllocatorName(ta.Name)
-	labels := Labels(ns, ta.Name, ComponentTargetAllocator, name)
+	labels := withResourceLabels(ta.Labels, s.LabelsFilter, Labels(ns, ta.Name, ComponentTargetAllocator, name))
 	selector := SelectorLabels(ns, ta.Name, ComponentTargetAllocator)
 
 	if err := validateMTLS(ta.Spec.Mtls); err != nil {

@@ -122,3 +122,35 @@ func TestAnnotationsFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelsCopied: a collector's labels reach every object built for it
+// and its pods, as upstream's manifestutils.Labels, except those
+// --labels-filter matches; the operator's own labels win, but for a name
+// the resource sets.
+func TestLabelsCopied(t *testing.T) {
+	t.Parallel()
+	c := decodeCollector(t, otlpExample)
+	c.Namespace = "observability"
+	c.Labels = map[string]string{
+		"team":                        "payments",
+		"team.example.com/filter.out": "x",
+		manifests.LabelManagedBy:      "someone-else",
+		manifests.LabelName:           "my-collector",
+	}
+	s := settings
+	s.LabelsFilter = []*regexp.Regexp{regexp.MustCompile(`filter\.out`)}
+	got, err := manifests.BuildCollector(c, s, nil)
+	require.NoError(t, err)
+	d, ok := find[*appsv1.Deployment](got.Objects)
+	require.True(t, ok)
+	for what, l := range map[string]map[string]string{"Deployment": d.Labels, "pod template": d.Spec.Template.Labels} {
+		require.Equal(t, "payments", l["team"], what)
+		require.NotContains(t, l, "team.example.com/filter.out", what)
+		require.Equal(t, manifests.ManagedBy, l[manifests.LabelManagedBy], "%s: the operator's label wins", what)
+		require.Equal(t, "my-collector", l[manifests.LabelName], "%s: the resource's name is kept", what)
+	}
+	require.Equal(t, manifests.SelectorLabels(c.Namespace, c.Name, manifests.ComponentCollector), d.Spec.Selector.MatchLabels, "the selector is the operator's alone")
+	for _, o := range got.Objects {
+		require.Equal(t, "payments", o.GetLabels()["team"], "%T %s", o, o.GetName())
+	}
+}
