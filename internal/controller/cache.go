@@ -16,7 +16,7 @@ import (
 
 // CacheByObject restricts the manager's informers for the kinds the
 // reconcilers own to the objects the operator built (label
-// app.kubernetes.io/managed-by=shardwise-operator), so the operator does not
+// app.kubernetes.io/managed-by=opentelemetry-operator), so the operator does not
 // hold every ConfigMap, Service and StatefulSet of the cluster in memory. Use
 // it as cache.Options.ByObject.
 //

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -146,6 +147,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	hash := Hash(rendered)
 	name := CollectorName(instance)
 	labels := withResourceLabels(c.Labels, s.LabelsFilter, Labels(ns, instance, ComponentCollector, name))
+	labels[LabelVersion] = VersionLabel(cmp.Or(c.Spec.Image, s.CollectorImage))
 	selector := SelectorLabels(ns, instance, ComponentCollector)
 	ports, err := servicePorts(c.Spec.Ports, c.Spec.Config)
 	if err != nil {

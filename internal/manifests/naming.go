@@ -16,11 +16,14 @@ const (
 	LabelPartOf    = "app.kubernetes.io/part-of"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelName      = "app.kubernetes.io/name"
+	LabelVersion   = "app.kubernetes.io/version"
 
-	// ManagedBy is the managed-by label value of the operator's objects. It
-	// differs from the upstream operator's so the two never adopt each other's
-	// objects.
-	ManagedBy = "shardwise-operator"
+	// ManagedBy is the managed-by label value of the operator's objects:
+	// the upstream operator's, so that the selectors of the workloads it
+	// built, which are immutable, are the ones shardwise builds, and taking
+	// over from it rolls at most, never recreates. The two must never run in
+	// one cluster.
+	ManagedBy = "opentelemetry-operator"
 	partOf    = "opentelemetry"
 
 	// ComponentCollector and ComponentTargetAllocator are the component label values.
@@ -145,6 +148,38 @@ func SelectorLabels(namespace, instance, component string) map[string]string {
 		LabelPartOf:    partOf,
 		LabelComponent: component,
 	}
+}
+
+// VersionLabel is the app.kubernetes.io/version of an image, as upstream's
+// manifestutils.Labels reads it: the tag, the part before @sha256 of a
+// digest reference, "latest" without a tag.
+func VersionLabel(image string) string {
+	parts := strings.Split(image, ":")
+	var digested string
+	for _, p := range parts {
+		if before, ok := strings.CutSuffix(p, "@sha256"); ok {
+			digested = before
+		}
+	}
+	switch len(parts) {
+	case 3:
+		return digested
+	case 2:
+		return truncateLabel(parts[1])
+	default:
+		return "latest"
+	}
+}
+
+// truncateLabel cuts a label value to 63 characters and trims what is not
+// alphanumeric from its ends, as upstream's naming.Truncate.
+func truncateLabel(s string) string {
+	if len(s) > maxNameLength {
+		s = s[:maxNameLength]
+	}
+	return strings.TrimFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
 }
 
 // Labels are the labels of an object of a component of an instance.

@@ -349,3 +349,17 @@ func TestRootCollectorIsAdmissible(t *testing.T) {
 	require.Nil(t, ctr.SecurityContext.RunAsNonRoot)
 	require.Equal(t, int64(0), *ctr.SecurityContext.RunAsUser)
 }
+
+// TestVersionLabel: app.kubernetes.io/version as upstream's
+// manifestutils.Labels reads it from an image.
+func TestVersionLabel(t *testing.T) {
+	t.Parallel()
+	for image, want := range map[string]string{
+		"ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0": "0.158.0",
+		"otel/collector:0.158.0@sha256:abcdef":                                                    "0.158.0",
+		"otel/collector":                                                                          "latest",
+		"otel/collector:" + strings.Repeat("v", 70) + "-":                                         strings.Repeat("v", 63),
+	} {
+		require.Equal(t, want, manifests.VersionLabel(image), image)
+	}
+}

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -69,7 +70,11 @@ func BuildTargetAllocator(in AllocatorInput, s Settings) (TargetAllocator, error
 	ns := ta.Namespace
 	name := TargetAllocatorName(ta.Name)
 	labels := withResourceLabels(ta.Labels, s.LabelsFilter, Labels(ns, ta.Name, ComponentTargetAllocator, name))
+	labels[LabelVersion] = VersionLabel(cmp.Or(ta.Spec.Image, s.TargetAllocatorImage))
+	// An allocator's pods are selected by their name label too, as
+	// upstream's TASelectorLabels (the resource's own name label when set).
 	selector := SelectorLabels(ns, ta.Name, ComponentTargetAllocator)
+	selector[LabelName] = labels[LabelName]
 
 	if err := validateMTLS(ta.Spec.Mtls); err != nil {
 		return TargetAllocator{}, err

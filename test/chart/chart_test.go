@@ -130,7 +130,7 @@ func TestDefaults(t *testing.T) {
 
 	// The target allocators' secret reader keeps the label the operator's
 	// cache selects it by.
-	require.Equal(t, "shardwise-operator", r.find(t, "ClusterRole", "shardwise-targetallocator-secret-reader").GetLabels()["app.kubernetes.io/managed-by"])
+	require.Equal(t, "opentelemetry-operator", r.find(t, "ClusterRole", "shardwise-targetallocator-secret-reader").GetLabels()["app.kubernetes.io/managed-by"])
 
 	require.Contains(t, r.Notes, "rollout status deployment/shardwise-operator")
 	require.Contains(t, r.Notes, "cert-manager")
