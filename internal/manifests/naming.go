@@ -177,9 +177,8 @@ func truncateLabel(s string) string {
 	if len(s) > maxNameLength {
 		s = s[:maxNameLength]
 	}
-	return strings.TrimFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
+	alphanumeric := func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' }
+	return strings.TrimFunc(s, func(r rune) bool { return !alphanumeric(r) })
 }
 
 // Labels are the labels of an object of a component of an instance.
