@@ -44,6 +44,8 @@ type options struct {
 	watchNamespaces   []string
 	concurrency       int
 	clusterWideGrants bool
+	// crMetrics is --enable-cr-metrics: serve upstream's collector series.
+	crMetrics bool
 	// grantNamespaces is --target-allocator-cluster-wide-namespaces.
 	grantNamespaces []string
 	webhook         webhookOptions
@@ -101,6 +103,7 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 	fs.BoolVar(&o.uninstall, "uninstall", false, "Instead of running: delete the RBAC granted outside their namespaces for TargetAllocators and OpAMPBridges, remove the operator's finalizers from them, and exit (the chart's pre-delete hook runs this, so namespaces can still be deleted once the operator is gone).")
 	fs.StringVar(&o.uninstallStop, "uninstall-stop-deployment", "", "With --uninstall: the operator's Deployment, in --leader-election-namespace, to scale to zero before anything is released.")
 	fs.Func("annotations-filter", "Regular expressions (repeat the flag, or separate them by commas) of annotation keys of a collector not copied to its pods, as upstream's flag of that name; kubectl's last-applied configuration never is.", appendPatterns(&o.annotationsFilter))
+	fs.BoolVar(&o.crMetrics, "enable-cr-metrics", false, "Serve, on the operator's /metrics, upstream's series of the collectors (opentelemetry_collector_info by mode, opentelemetry_collector_receivers/exporters/processors/extensions/connectors by component type), as upstream's flag of that name.")
 	fs.Func("labels-filter", "Regular expressions (repeat the flag, or separate them by commas) of label keys of a collector not copied to the objects built for it (workloads, pods, Services, ConfigMaps, its TargetAllocator), as upstream's flag of that name.", appendPatterns(&o.labelsFilter))
 	o.log.AddFlags(fs)
 	printVersion := version.AddFlag(fs)
@@ -201,6 +204,11 @@ func serve(ctx context.Context, o options) error {
 	}
 	if err := metrics.Registry.Register(version.NewCollector("operator")); err != nil {
 		return fmt.Errorf("register build info: %w", err)
+	}
+	if o.crMetrics {
+		if err := metrics.Registry.Register(ctrlpkg.CRMetrics{Reader: mgr.GetClient()}); err != nil {
+			return fmt.Errorf("register collector metrics: %w", err)
+		}
 	}
 	settings := manifests.Settings{
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,

@@ -47,7 +47,6 @@ var upstreamFlags = []upstreamFlag{
 	{name: "create-rbac-permissions", boolean: true, noEffect: "shardwise creates no RBAC for collector components; grant it to the collector's ServiceAccount"},
 	{name: "openshift-create-dashboard", boolean: true, noEffect: "shardwise builds no OpenShift console dashboards"},
 	{name: "openshift-webhook-replicas", noEffect: "the pod webhook is served by the operator itself, not by a separate Deployment"},
-	{name: "enable-cr-metrics", boolean: true, noEffect: "no per-resource metrics are exported; each resource reports its state in its Ready condition and events"},
 	{name: "create-sm-operator-metrics", boolean: true, noEffect: "the operator creates no ServiceMonitor for itself; point one at its metrics Service"},
 	{name: "ignore-missing-collector-crds", boolean: true, noEffect: "shardwise's CRDs are installed with it, and it needs them"},
 	{name: "clusterobservability-collector-image", noEffect: "shardwise has no ClusterObservability resource"},
