@@ -70,8 +70,9 @@ func (m CRMetrics) Collect(ch chan<- prometheus.Metric) {
 		c := &list.Items[i]
 		ch <- prometheus.MustNewConstMetric(crInfo, prometheus.GaugeValue, 1, c.Name, c.Namespace, string(manifests.ModeOf(c)))
 		for kind, types := range componentTypes(c.Spec.Config) {
+			desc := crKinds[kind]
 			for _, t := range types {
-				ch <- prometheus.MustNewConstMetric(crKinds[kind], prometheus.GaugeValue, 1, c.Name, c.Namespace, t)
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, c.Name, c.Namespace, t)
 			}
 		}
 	}
