@@ -68,14 +68,22 @@ func (m CRMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	for i := range list.Items {
 		c := &list.Items[i]
-		ch <- prometheus.MustNewConstMetric(crInfo, prometheus.GaugeValue, 1, c.Name, c.Namespace, string(manifests.ModeOf(c)))
+		ch <- one(crInfo, c.Name, c.Namespace, string(manifests.ModeOf(c)))
 		for kind, types := range componentTypes(c.Spec.Config) {
-			desc := crKinds[kind]
 			for _, t := range types {
-				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, c.Name, c.Namespace, t)
+				ch <- one(crKinds[kind], c.Name, c.Namespace, t)
 			}
 		}
 	}
+}
+
+// one is the series of desc with labels, of value 1.
+func one(desc *prometheus.Desc, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, 1, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
 }
 
 // componentTypes are the distinct component types ("otlp" for "otlp/2") a
