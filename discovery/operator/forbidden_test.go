@@ -54,4 +54,5 @@ prometheus_cr:
 	sink.waitFor(t, func(jobs []string) bool { return len(jobs) == 1 && jobs[0] == "serviceMonitor/forbidden-kind/sm/0" })
 	require.Equal(t, 0.0, testutil.ToFloat64(m.informerSynced.WithLabelValues(KindProbe)), "the forbidden kind is reported")
 	require.Equal(t, 1.0, testutil.ToFloat64(m.informerSynced.WithLabelValues(KindServiceMonitor)))
+	require.GreaterOrEqual(t, testutil.ToFloat64(m.generations), 1.0, "the generation the sink received is counted")
 }

@@ -21,6 +21,7 @@ type Metrics struct {
 	crdAvailable    *prometheus.GaugeVec
 	informerSynced  *prometheus.GaugeVec
 	configErrors    *prometheus.CounterVec
+	generations     prometheus.Counter
 }
 
 // NewMetrics registers the Watcher's metrics on reg (nil: a private registry).
@@ -47,8 +48,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "shardwise_allocator_crd_available",
 			Help: "1 when the prometheus-operator resource kind is served by the API server.",
 		}, []string{"kind"}),
+		generations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shardwise_allocator_prometheus_cr_generations_total",
+			Help: "Scrape config sets generated from prometheus-operator resources and handed to discovery.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.invalidResource, m.crdAvailable} {
+	for _, c := range []prometheus.Collector{m.invalidResource, m.crdAvailable, m.generations} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register prometheus-operator metrics: %w", err)
 		}

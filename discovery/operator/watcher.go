@@ -559,6 +559,7 @@ func (w *Watcher) generate(ctx context.Context, sel *prometheus.ResourceSelector
 		w.log.Error("generate scrape configs from prometheus-operator resources; keeping the previous ones", "err", err)
 		return
 	}
+	w.metrics.generations.Inc()
 	w.log.Debug("generated scrape configs from prometheus-operator resources", "jobs", len(scs))
 }
 

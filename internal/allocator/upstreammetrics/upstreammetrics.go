@@ -33,6 +33,10 @@ type Mapping struct {
 	help  string
 }
 
+// eventsHelp is the help of opentelemetry_allocator_events_total, which
+// two mappings make.
+const eventsHelp = "Number of events in the channel."
+
 // Mappings are the upstream metrics served, given the allocation strategy's
 // name, which upstream puts in a label.
 func Mappings(strategy string) []Mapping {
@@ -48,6 +52,10 @@ func Mappings(strategy string) []Mapping {
 		{Upstream: "opentelemetry_allocator_time_to_allocate", From: "shardwise_allocator_allocation_duration_seconds", Const: map[string]string{"method": "SetTargets", "strategy": strategy}, help: "The time it takes to allocate"},
 		{Upstream: "opentelemetry_allocator_process_targets_duration_seconds", From: "shardwise_allocator_discovery_pass_duration_seconds", help: "Duration of processing targets."},
 		{Upstream: "opentelemetry_allocator_http_duration_seconds", From: "shardwise_allocator_http_request_duration_seconds", Labels: map[string]string{"route": "path"}, help: "Duration of received HTTP requests."},
+		// Upstream counts the events of its watchers' channel, each a
+		// config reload: the config file's, and prometheus-operator's.
+		{Upstream: "opentelemetry_allocator_events_total", From: "shardwise_allocator_config_reloads_total", Const: map[string]string{"source": "EventSourceConfigMap"}, help: eventsHelp},
+		{Upstream: "opentelemetry_allocator_events_total", From: "shardwise_allocator_prometheus_cr_generations_total", Const: map[string]string{"source": "EventSourcePrometheusCR"}, help: eventsHelp},
 	}
 }
 

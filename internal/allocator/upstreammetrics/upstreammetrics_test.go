@@ -65,3 +65,25 @@ opentelemetry_allocator_targets_per_collector{collector_name="c0",strategy="leas
 opentelemetry_allocator_targets_per_collector{collector_name="c1",strategy="least-weighted"} 4
 `), "opentelemetry_allocator_targets_per_collector"))
 }
+
+// TestEvents: upstream's events counter is made of two shardwise counters,
+// one per source, in one family.
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	src := prometheus.NewRegistry()
+	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shardwise_allocator_config_reloads_total", Help: "h"}, []string{"result"})
+	generations := prometheus.NewCounter(prometheus.CounterOpts{Name: "shardwise_allocator_prometheus_cr_generations_total", Help: "h"})
+	src.MustRegister(reloads, generations)
+	reloads.WithLabelValues("success").Add(2)
+	reloads.WithLabelValues("failure").Inc()
+	generations.Add(5)
+
+	up := prometheus.NewPedanticRegistry()
+	up.MustRegister(upstreammetrics.New(src, func() string { return "consistent-hashing" }))
+	require.NoError(t, testutil.GatherAndCompare(up, strings.NewReader(`
+# HELP opentelemetry_allocator_events_total Number of events in the channel.
+# TYPE opentelemetry_allocator_events_total counter
+opentelemetry_allocator_events_total{source="EventSourceConfigMap"} 3
+opentelemetry_allocator_events_total{source="EventSourcePrometheusCR"} 5
+`), "opentelemetry_allocator_events_total"))
+}
