@@ -113,3 +113,85 @@ conversion:
 {{- end }}
 {{- toYaml (dict "docs" $docs) }}
 {{- end }}
+
+{{/* shardwise.upstreamValues maps the upstream OpenTelemetry Operator chart's values (manager,
+admissionWebhooks, replicaCount, crds.create) onto this chart's, in place and once (every template includes
+it before it reads a value; it is a no-op the second time), so an upstream values file installs this chart.
+It also moves the pod-only keys of securityContext (fsGroup and the like, which an upstream values file puts
+there: upstream's securityContext is the pod's) to podSecurityContext. It renders nothing. */}}
+{{- define "shardwise.upstreamValues" -}}
+{{- $v := .Values -}}
+{{- if not (hasKey $v "shardwiseUpstreamMapped") -}}
+{{- $_ := set $v "shardwiseUpstreamMapped" true -}}
+{{- if not (kindIs "invalid" $v.replicaCount) }}{{ $_ := set $v "replicas" $v.replicaCount }}{{ end -}}
+{{- if hasKey $v.crds "create" }}{{ $_ := set $v.crds "install" $v.crds.create }}{{ end -}}
+{{- $m := $v.manager | default dict -}}
+{{- with $m.collectorImage }}{{ if .repository }}{{ $_ := set $v.collector "image" (ternary .repository (printf "%s:%v" .repository .tag) (empty .tag)) }}{{ end }}{{ end -}}
+{{- with $m.resources }}{{ $_ := set $v "resources" . }}{{ end -}}
+{{- if and $m.leaderElection (hasKey $m.leaderElection "enabled") }}{{ $_ := set $v.leaderElection "enabled" $m.leaderElection.enabled }}{{ end -}}
+{{- with $m.podAnnotations }}{{ $_ := set $v "podAnnotations" (merge (deepCopy .) ($v.podAnnotations | default dict)) }}{{ end -}}
+{{- with $m.podLabels }}{{ $_ := set $v "podLabels" (merge (deepCopy .) ($v.podLabels | default dict)) }}{{ end -}}
+{{- with $m.securityContext }}{{ $_ := set $v "securityContext" (merge (deepCopy .) $v.securityContext) }}{{ end -}}
+{{- with $m.ports }}
+{{- if .metricsPort }}{{ $_ := set $v.metrics "port" .metricsPort }}{{ end -}}
+{{- if .webhookPort }}{{ $_ := set $v.webhook "port" .webhookPort }}{{ end -}}
+{{- if .healthzPort }}{{ $_ := set $v "healthProbePort" .healthzPort }}{{ end -}}
+{{- end -}}
+{{- if and $m.prometheusRule (hasKey $m.prometheusRule "enabled") }}{{ $_ := set $v.prometheusRule "enabled" $m.prometheusRule.enabled }}{{ end -}}
+{{- $w := $v.admissionWebhooks | default dict -}}
+{{- if hasKey $w "create" }}{{ $_ := set $v.webhook "enabled" $w.create }}{{ end -}}
+{{- if and $w.pods $w.pods.failurePolicy }}{{ $_ := set $v.webhook "failurePolicy" $w.pods.failurePolicy }}{{ end -}}
+{{- with $w.timeoutSeconds }}{{ $_ := set $v.webhook "timeoutSeconds" . }}{{ end -}}
+{{- with $w.namespaceSelector }}{{ $_ := set $v.webhook "namespaceSelector" . }}{{ end -}}
+{{- $cm := $w.certManager | default dict -}}
+{{- if hasKey $cm "enabled" -}}
+{{- if $cm.enabled -}}
+{{- $_ := set $v.webhook.tls "mode" "certManager" -}}
+{{- with $cm.issuerRef }}{{ $_ := set $v.webhook.tls.certManager "issuerRef" . }}{{ end -}}
+{{- with $cm.duration }}{{ $_ := set $v.webhook.tls.certManager "duration" . }}{{ end -}}
+{{- with $cm.renewBefore }}{{ $_ := set $v.webhook.tls.certManager "renewBefore" . }}{{ end -}}
+{{- else if or (not $w.autoGenerateCert) (not (hasKey $w.autoGenerateCert "enabled")) $w.autoGenerateCert.enabled -}}
+{{- $_ := set $v.webhook.tls "mode" "self" -}}
+{{- else -}}
+{{- $_ := set $v.webhook.tls "mode" "provided" -}}
+{{- end -}}
+{{- end -}}
+{{- $sc := $v.securityContext | default dict -}}
+{{- $pod := deepCopy ($v.podSecurityContext | default dict) -}}
+{{- range $k := list "fsGroup" "fsGroupChangePolicy" "supplementalGroups" "supplementalGroupsPolicy" "sysctls" "seLinuxChangePolicy" -}}
+{{- if hasKey $sc $k }}{{ $_ := set $pod $k (get $sc $k) }}{{ $_ := unset $sc $k }}{{ end -}}
+{{- end -}}
+{{- $_ := set $v "podSecurityContext" $pod -}}
+{{- end -}}
+{{- end }}
+
+{{/* The operator arguments the upstream chart's manager values ask for, as a YAML list. */}}
+{{- define "shardwise.upstreamArgs" -}}
+{{- $m := .Values.manager | default dict -}}
+{{- $args := list -}}
+{{- with $m.featureGatesMap -}}
+{{- $gates := list -}}
+{{- range $k := keys . | sortAlpha }}{{ $gates = append $gates (printf "%s%s" (ternary "+" "-" (get $.Values.manager.featureGatesMap $k | toString | eq "true")) $k) }}{{ end -}}
+{{- $args = append $args (printf "--feature-gates=%s" (join "," $gates)) -}}
+{{- end -}}
+{{- $langs := dict "java" "java" "nodejs" "nodejs" "python" "python" "dotnet" "dotnet" "apacheHttpd" "apache-httpd" "nginx" "nginx" "go" "go" -}}
+{{- with $m.autoInstrumentationImage -}}
+{{- range $lang := keys $langs | sortAlpha }}{{ with get $.Values.manager.autoInstrumentationImage $lang }}{{ if .repository }}{{ $args = append $args (printf "--auto-instrumentation-%s-image=%s" (get $langs $lang) (ternary .repository (printf "%s:%v" .repository .tag) (empty .tag))) }}{{ end }}{{ end }}{{ end -}}
+{{- end -}}
+{{- if and $m.autoInstrumentation $m.autoInstrumentation.go $m.autoInstrumentation.go.enabled }}{{ $args = append $args "--enable-go-instrumentation" }}{{ end -}}
+{{- if $m.createRbacPermissions }}{{ $args = append $args "--create-rbac-permissions" }}{{ end -}}
+{{- if and $m.metrics $m.metrics.secure }}{{ $args = append $args "--metrics-secure" }}{{ end -}}
+{{- range $m.extraArgs }}{{ $args = append $args . }}{{ end -}}
+{{- toYaml $args }}
+{{- end }}
+
+{{/* The upstream chart's values set here that have no effect, as a list of dotted names. */}}
+{{- define "shardwise.upstreamIgnored" -}}
+{{- $out := list -}}
+{{- $mapped := list "collectorImage" "autoInstrumentationImage" "autoInstrumentation" "featureGatesMap" "extraArgs" "env" "extraEnvs" "resources" "leaderElection" "createRbacPermissions" "podAnnotations" "podLabels" "deploymentAnnotations" "securityContext" "ports" "metrics" "serviceMonitor" "prometheusRule" -}}
+{{- range $k := keys (.Values.manager | default dict) | sortAlpha }}{{ if not (has $k $mapped) }}{{ $out = append $out (printf "manager.%s" $k) }}{{ end }}{{ end -}}
+{{- $wmapped := list "create" "pods" "timeoutSeconds" "namespaceSelector" "certManager" "autoGenerateCert" -}}
+{{- range $k := keys (.Values.admissionWebhooks | default dict) | sortAlpha }}{{ if not (has $k $wmapped) }}{{ $out = append $out (printf "admissionWebhooks.%s" $k) }}{{ end }}{{ end -}}
+{{- range $k := list "namespaceOverride" "revisionHistoryLimit" "minReadySeconds" "clusterDomain" "additionalLabels" "role" "clusterRole" "automountServiceAccountToken" "testFramework" "extraObjects" "kubeRBACProxy" "hostUsers" }}{{ if hasKey $.Values $k }}{{ $out = append $out $k }}{{ end }}{{ end -}}
+{{- toYaml $out }}
+{{- end }}
