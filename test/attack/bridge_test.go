@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,20 +103,7 @@ spec:
 // generation.
 func (s *suite) bridgeReady(t *testing.T, ns, name string) *metav1.Condition {
 	t.Helper()
-	var cond *metav1.Condition
-	eventually(t, waitFor, "Ready condition of OpAMPBridge "+ns+"/"+name, func() error {
-		var b v1alpha1.OpAMPBridge
-		if err := s.admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &b); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(b.Status.Conditions, "Ready")
-		if c == nil || b.Status.ObservedGeneration != b.Generation {
-			return fmt.Errorf("no Ready condition of generation %d: %v", b.Generation, b.Status.Conditions)
-		}
-		cond = c
-		return nil
-	})
-	return cond
+	return s.readyOf(t, "OpAMPBridge", ns, name)
 }
 
 // pushRefused pushes files from the attacker's server and asserts the

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -315,15 +316,32 @@ func sarVerdict(st *authorizationv1.SubjectAccessReviewStatus) string {
 // current generation.
 func (s *suite) readyCondition(t *testing.T, ns, name string) *metav1.Condition {
 	t.Helper()
+	return s.readyOf(t, "TargetAllocator", ns, name)
+}
+
+// readyOf waits for the Ready condition of the current generation of the
+// opentelemetry.io resource kind ns/name (a TargetAllocator, an
+// OpAMPBridge: both report status.observedGeneration).
+func (s *suite) readyOf(t *testing.T, kind, ns, name string) *metav1.Condition {
+	t.Helper()
 	var cond *metav1.Condition
-	eventually(t, waitFor, "Ready condition of TargetAllocator "+ns+"/"+name, func() error {
-		var ta v1alpha1.TargetAllocator
-		if err := s.admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &ta); err != nil {
+	eventually(t, waitFor, "Ready condition of "+kind+" "+ns+"/"+name, func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind))
+		if err := s.admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(ta.Status.Conditions, "Ready")
-		if c == nil || c.ObservedGeneration != ta.Generation {
-			return fmt.Errorf("no Ready condition of generation %d: %v", ta.Generation, ta.Status.Conditions)
+		var status struct {
+			ObservedGeneration int64              `json:"observedGeneration"`
+			Conditions         []metav1.Condition `json:"conditions"`
+		}
+		raw, _, _ := unstructured.NestedMap(u.Object, "status")
+		if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(raw, &status); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(status.Conditions, "Ready")
+		if c == nil || status.ObservedGeneration != u.GetGeneration() {
+			return fmt.Errorf("no Ready condition of generation %d: %v", u.GetGeneration(), status.Conditions)
 		}
 		cond = c
 		return nil

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -48,28 +49,12 @@ const secretLimit = 1 << 20
 func TestHelmLifecycle(t *testing.T) {
 	requireEnv(t, "KUBEBUILDER_ASSETS", "run make test-chart, or export KUBEBUILDER_ASSETS=$(./hack/envtest.sh)")
 	operator := requireEnv(t, "SHARDWISE_OPERATOR_BIN", "run make test-chart, or make build and export SHARDWISE_OPERATOR_BIN=<repo>/bin/operator")
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	require.NoError(t, err, "start envtest")
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop envtest: %v", err)
-		}
-	})
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
+	c, cfg, kubeconfig := startHelmEnv(t)
 	certManagerCRDs, err := os.ReadFile(filepath.Join("testdata", "crds", "cert-manager.yaml"))
 	require.NoError(t, err)
 	cmCRDs, err := decode(string(certManagerCRDs))
 	require.NoError(t, err)
 	applyAll(t, c, cmCRDs)
-
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	require.NoError(t, err)
-	kc, err := user.KubeConfig()
-	require.NoError(t, err)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, kc, 0o600))
 
 	const ns, release = "observability", "sw"
 	helm := newHelm(t, kubeconfig, ns)
@@ -186,6 +171,30 @@ func TestHelmLifecycle(t *testing.T) {
 
 // newHelm is an action configuration for the API server of kubeconfig,
 // storing releases in Secrets of ns, as the helm CLI does.
+// startHelmEnv starts an API server (envtest) until the test ends and
+// returns an admin client, its config and the kubeconfig file of a cluster admin for
+// Helm.
+func startHelmEnv(t *testing.T) (client.Client, *rest.Config, string) {
+	t.Helper()
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	require.NoError(t, err, "start envtest")
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop envtest: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	require.NoError(t, err)
+	kc, err := user.KubeConfig()
+	require.NoError(t, err)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, kc, 0o600))
+	return c, cfg, kubeconfig
+}
+
 func newHelm(t *testing.T, kubeconfig, ns string) *action.Configuration {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // upstreamLikeChart is a chart that installs the four CRDs as upstream's
@@ -55,22 +54,7 @@ func upstreamLikeChart(t *testing.T) *chartv2.Chart {
 // otherwise.
 func TestUpstreamReleaseMigration(t *testing.T) {
 	requireEnv(t, "KUBEBUILDER_ASSETS", "run make test-chart, or export KUBEBUILDER_ASSETS=$(./hack/envtest.sh)")
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	require.NoError(t, err, "start envtest")
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop envtest: %v", err)
-		}
-	})
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	require.NoError(t, err)
-	kc, err := user.KubeConfig()
-	require.NoError(t, err)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, kc, 0o600))
+	c, _, kubeconfig := startHelmEnv(t)
 	ctx := t.Context()
 	crdNames := []string{collectorCRD, "instrumentations.opentelemetry.io", "opampbridges.opentelemetry.io", "targetallocators.opentelemetry.io"}
 
@@ -96,7 +80,7 @@ spec:
 	getCRD(t, c, "widgets.example.com")
 	uninstall := action.NewUninstall(controlHelm)
 	uninstall.WaitStrategy = kube.HookOnlyStrategy
-	_, err = uninstall.Run("control")
+	_, err := uninstall.Run("control")
 	require.NoError(t, err)
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(crdGVK)
