@@ -13,6 +13,7 @@ import (
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.exporter.endpoint"
 // +kubebuilder:printcolumn:name="Sampler",type="string",JSONPath=".spec.sampler.type"
 // +kubebuilder:printcolumn:name="Sampler Arg",type="string",JSONPath=".spec.sampler.argument"
+// +kubebuilder:printcolumn:name="Uninstrumented",type="integer",JSONPath=".status.uninstrumentedPods"
 
 // Instrumentation says how the pod admission webhook instruments the pods
 // that ask for it with an instrumentation.opentelemetry.io/inject-<language>
@@ -375,4 +376,15 @@ type InstrumentationStatus struct {
 	// upgradeBlockedVersions is kept for upstream compatibility.
 	// +optional
 	UpgradeBlockedVersions map[string]string `json:"upgradeBlockedVersions,omitempty"`
+	// uninstrumentedPods counts the pods of this namespace that ask for this
+	// Instrumentation (by their annotations or their namespace's) and were
+	// not instrumented: created before it existed or while the pod webhook
+	// was down, or refused by it. A restart of their workload instruments
+	// them.
+	// +optional
+	UninstrumentedPods int32 `json:"uninstrumentedPods,omitempty"`
+	// uninstrumentedPodNames are the first five of them, by name.
+	// +optional
+	// +listType=atomic
+	UninstrumentedPodNames []string `json:"uninstrumentedPodNames,omitempty"`
 }
