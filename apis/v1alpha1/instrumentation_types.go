@@ -387,4 +387,17 @@ type InstrumentationStatus struct {
 	// +optional
 	// +listType=atomic
 	UninstrumentedPodNames []string `json:"uninstrumentedPodNames,omitempty"`
+	// restarting is the workload (Kind/name) the operator restarted last to
+	// instrument its pods, with the annotation
+	// instrumentation.shardwise.io/restart-uninstrumented: "true"; the next
+	// waits until its rollout is done.
+	// +optional
+	Restarting string `json:"restarting,omitempty"`
+	// restarted are the workloads restarted so far (at most 1000), each
+	// once: a workload whose new pods are still not instrumented (the
+	// webhook refuses them) is not restarted again.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	Restarted []string `json:"restarted,omitempty"`
 }

@@ -227,7 +227,7 @@ func serve(ctx context.Context, o options) error {
 	if err := setupWebhooks(mgr, o.webhook, o.collectorImage); err != nil {
 		return fmt.Errorf("set up webhooks: %w", err)
 	}
-	if err := (&ctrlpkg.InstrumentationReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder}).SetupWithManager(mgr, copts); err != nil {
+	if err := (&ctrlpkg.InstrumentationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder}).SetupWithManager(mgr, copts); err != nil {
 		return fmt.Errorf("set up instrumentation reconciler: %w", err)
 	}
 	if err := (&ctrlpkg.OpAMPBridgeReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: recorder, Image: o.opampBridgeImage, ClusterWideNamespaces: o.opampBridgeClusterWide}).SetupWithManager(mgr, copts); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,9 +43,16 @@ const maxListedPods = 5
 // until its workload restarts. It reads pods' metadata only (their
 // annotations say what they ask for and whether they were injected).
 type InstrumentationReconciler struct {
-	Client   client.Client
-	Scheme   *runtime.Scheme
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads the workloads, ReplicaSets and PodDisruptionBudgets of
+	// the applications, which the operator's cache does not hold (it caches
+	// its own objects of these kinds only).
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  events.EventRecorder
+	// RestartRecheck is how often a restart looks again at the rollout it
+	// waits for, or at a disruption budget that allows none; zero means 15 s.
+	RestartRecheck time.Duration
 }
 
 var _ reconcile.Reconciler = (*InstrumentationReconciler)(nil)
@@ -52,7 +60,8 @@ var _ reconcile.Reconciler = (*InstrumentationReconciler)(nil)
 // SetupWithManager registers the reconciler.
 func (r *InstrumentationReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Instrumentation{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The spec, and the restart annotation.
+		For(&v1alpha1.Instrumentation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Creations, deletions and annotation changes (the injection marker
 		// is an annotation).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.OnlyMetadata,
@@ -93,20 +102,28 @@ func (r *InstrumentationReconciler) Reconcile(ctx context.Context, req reconcile
 	if err := r.Client.Get(ctx, req.NamespacedName, &inst); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	names, err := r.uninstrumented(ctx, &inst)
+	pods, err := r.uninstrumented(ctx, &inst)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	names := make([]string, len(pods))
+	for i := range pods {
+		names[i] = pods[i].Name
+	}
 	before := inst.Status.DeepCopy()
+	requeue, err := r.restart(ctx, &inst, pods)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	inst.Status.UninstrumentedPods = int32(len(names))
 	inst.Status.UninstrumentedPodNames = names[:min(len(names), maxListedPods)]
 	if len(inst.Status.UninstrumentedPodNames) == 0 {
 		inst.Status.UninstrumentedPodNames = nil
 	}
 	if equality.Semantic.DeepEqual(before, &inst.Status) {
-		return reconcile.Result{}, nil
+		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
-	if len(names) > 0 && r.Recorder != nil {
+	if len(names) > 0 && r.Recorder != nil && !slices.Equal(before.UninstrumentedPodNames, inst.Status.UninstrumentedPodNames) {
 		r.Recorder.Eventf(&inst, nil, corev1.EventTypeWarning, ReasonPodsNotInstrumented, "Report",
 			"%d pods ask for this Instrumentation but were not instrumented (created before it, or while the pod webhook was down), e.g. %s: restart their workloads",
 			len(names), strings.Join(inst.Status.UninstrumentedPodNames, ", "))
@@ -114,12 +131,12 @@ func (r *InstrumentationReconciler) Reconcile(ctx context.Context, req reconcile
 	if err := r.Client.Status().Update(ctx, &inst); err != nil {
 		return reconcile.Result{}, fmt.Errorf("update instrumentation status: %w", err)
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
-// uninstrumented lists, sorted, the names of the pods of inst's namespace
-// that ask for inst and carry no injection.
-func (r *InstrumentationReconciler) uninstrumented(ctx context.Context, inst *v1alpha1.Instrumentation) ([]string, error) {
+// uninstrumented lists, sorted by name, the pods of inst's namespace that
+// ask for inst and carry no injection.
+func (r *InstrumentationReconciler) uninstrumented(ctx context.Context, inst *v1alpha1.Instrumentation) ([]metav1.PartialObjectMetadata, error) {
 	var nsMeta metav1.PartialObjectMetadata
 	nsMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: inst.Namespace}, &nsMeta); err != nil {
@@ -135,7 +152,7 @@ func (r *InstrumentationReconciler) uninstrumented(ctx context.Context, inst *v1
 		return nil, fmt.Errorf("list instrumentations of %s: %w", inst.Namespace, err)
 	}
 	only := len(list.Items) == 1 // "true" names the namespace's only one
-	var names []string
+	var out []metav1.PartialObjectMetadata
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.DeletionTimestamp != nil {
@@ -148,11 +165,11 @@ func (r *InstrumentationReconciler) uninstrumented(ctx context.Context, inst *v1
 		if slices.ContainsFunc(instrumentation.Requests(nsMeta.ObjectMeta, pod), func(q instrumentation.Request) bool {
 			return asksFor(q.Value, inst, only)
 		}) {
-			names = append(names, p.Name)
+			out = append(out, *p)
 		}
 	}
-	slices.Sort(names)
-	return names, nil
+	slices.SortFunc(out, func(a, b metav1.PartialObjectMetadata) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // asksFor says whether an inject annotation's value names inst, for a pod of

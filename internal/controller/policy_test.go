@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,7 +60,7 @@ func TestTenantRightsPolicy(t *testing.T) {
 	require.NoError(t, admin.client.Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{"opentelemetry.io"}, Resources: []string{"opentelemetrycollectors", "targetallocators"},
+			APIGroups: []string{"opentelemetry.io"}, Resources: []string{"opentelemetrycollectors", "targetallocators", "instrumentations"},
 			Verbs: []string{"create", "get", "list", "watch", "update", "patch"},
 		}},
 	}))
@@ -115,6 +116,15 @@ spec:
     service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
   ingress: {type: ingress, hostname: collector.example.com}
 `, "ingresses.networking.k8s.io", rbacv1.PolicyRule{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"create"}}},
+		{"restart-uninstrumented", `
+apiVersion: opentelemetry.io/v1alpha1
+kind: Instrumentation
+metadata:
+  name: restart-uninstrumented
+  annotations: {instrumentation.shardwise.io/restart-uninstrumented: "true"}
+spec:
+  exporter: {endpoint: "http://collector:4318"}
+`, "patch deployments.apps", rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"patch"}}},
 	}
 
 	// The plain collector needs no further right; it also shows the tenant's
@@ -140,7 +150,11 @@ spec:
 		_, err := th.createYAML(t, ns, tc.doc)
 		require.Error(t, err, "%s: refused without the right to create %s", tc.name, tc.needs)
 		require.True(t, apierrors.IsInvalid(err) || apierrors.IsForbidden(err), "%s: %v", tc.name, err)
-		require.ErrorContains(t, err, "may not create "+tc.needs)
+		verb := "create "
+		if strings.HasPrefix(tc.needs, "patch ") {
+			verb = ""
+		}
+		require.ErrorContains(t, err, "may not "+verb+tc.needs)
 		require.ErrorContains(t, err, tenant)
 	}
 
