@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shardwise/shardwise/internal/controller"
 )
@@ -45,8 +46,10 @@ spec:
 	require.NoError(t, err)
 
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(controller.CRMetrics{Reader: h.client}))
-	// Other tests' collectors share the API server: keep this namespace's.
+	// Other tests' collectors share the API server (some stored as
+	// v1alpha1, which only the conversion webhook, absent here, turns into
+	// v1beta1): read this namespace's.
+	require.NoError(t, reg.Register(controller.CRMetrics{Reader: client.NewNamespacedClient(h.client, ns)}))
 	gather := func() string {
 		families, err := reg.Gather()
 		require.NoError(t, err)
