@@ -46,6 +46,11 @@ type options struct {
 	clusterWideGrants bool
 	// crMetrics is --enable-cr-metrics: serve upstream's collector series.
 	crMetrics bool
+	// componentRBAC is --create-rbac-permissions: grant every collector's
+	// components their rights; componentRBACNamespaces are
+	// --collector-rbac-namespaces.
+	componentRBAC           bool
+	componentRBACNamespaces []string
 	// grantNamespaces is --target-allocator-cluster-wide-namespaces.
 	grantNamespaces []string
 	webhook         webhookOptions
@@ -104,6 +109,11 @@ func parseFlags(args []string, getenv func(string) (string, bool)) (options, err
 	fs.StringVar(&o.uninstallStop, "uninstall-stop-deployment", "", "With --uninstall: the operator's Deployment, in --leader-election-namespace, to scale to zero before anything is released.")
 	fs.Func("annotations-filter", "Regular expressions (repeat the flag, or separate them by commas) of annotation keys of a collector not copied to its pods, as upstream's flag of that name; kubectl's last-applied configuration never is.", appendPatterns(&o.annotationsFilter))
 	fs.BoolVar(&o.crMetrics, "enable-cr-metrics", false, "Serve, on the operator's /metrics, upstream's series of the collectors (opentelemetry_collector_info by mode, opentelemetry_collector_receivers/exporters/processors/extensions/connectors by component type), as upstream's flag of that name.")
+	fs.BoolVar(&o.componentRBAC, "create-rbac-permissions", false, "Grant the collectors of every namespace the rights their components need (k8sattributes, kubeletstats, k8s_cluster, k8s_events, k8sobjects, resourcedetection, k8s_observer, k8sleaderelector), as upstream's flag of that name; prefer --collector-rbac-namespaces, since whoever may create a collector then gets these cluster-wide reads.")
+	fs.Func("collector-rbac-namespaces", "Comma-separated namespaces whose collectors are granted the rights their components need (a ClusterRole per collector); elsewhere a collector reports what it lacks in its ComponentRBAC condition.", func(v string) error {
+		o.componentRBACNamespaces = append(o.componentRBACNamespaces, splitList(v)...)
+		return nil
+	})
 	fs.Func("labels-filter", "Regular expressions (repeat the flag, or separate them by commas) of label keys of a collector not copied to the objects built for it (workloads, pods, Services, ConfigMaps, its TargetAllocator), as upstream's flag of that name.", appendPatterns(&o.labelsFilter))
 	o.log.AddFlags(fs)
 	printVersion := version.AddFlag(fs)
@@ -214,6 +224,7 @@ func serve(ctx context.Context, o options) error {
 		CollectorImage: o.collectorImage, TargetAllocatorImage: o.targetAllocatorImage,
 		AllowClusterWideGrants: o.clusterWideGrants, GrantNamespaces: o.grantNamespaces,
 		AnnotationsFilter: o.annotationsFilter, LabelsFilter: o.labelsFilter,
+		ComponentRBACEverywhere: o.componentRBAC, ComponentRBACNamespaces: o.componentRBACNamespaces,
 		OperatorNamespace: operatorNamespace(),
 	}
 	recorder := mgr.GetEventRecorder("shardwise-operator")

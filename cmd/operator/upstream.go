@@ -44,7 +44,6 @@ var upstreamFlags = []upstreamFlag{
 	{name: "health-probe-addr", alias: "health-probe-bind-address"},
 	{name: "enable-leader-election", boolean: true, alias: "leader-elect"},
 	{name: "operator-opamp-bridge-image", alias: "opamp-bridge-image"},
-	{name: "create-rbac-permissions", boolean: true, noEffect: "shardwise creates no RBAC for collector components; grant it to the collector's ServiceAccount"},
 	{name: "openshift-create-dashboard", boolean: true, noEffect: "shardwise builds no OpenShift console dashboards"},
 	{name: "openshift-webhook-replicas", noEffect: "the pod webhook is served by the operator itself, not by a separate Deployment"},
 	{name: "create-sm-operator-metrics", boolean: true, noEffect: "the operator creates no ServiceMonitor for itself; point one at its metrics Service"},

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/shardwise/shardwise/internal/manifests"
 )
 
 // clusterRBAC manages the objects a namespaced resource cannot own:
@@ -20,6 +22,10 @@ type clusterRBAC struct {
 	kinds     []schema.GroupVersionKind
 	// kind names the resource in errors.
 	kind string
+	// component is the component label of the objects: a collector, an
+	// allocator and a bridge of the same namespace and name share the
+	// instance label.
+	component string
 }
 
 // sync applies objs for owner and prunes the others of its instance. The
@@ -65,6 +71,9 @@ func (c clusterRBAC) finalize(ctx context.Context, owner client.Object) error {
 
 func (c clusterRBAC) prune(ctx context.Context, owner client.Object, keep map[schema.GroupVersionKind][]string) error {
 	sel := instanceSelector(owner.GetNamespace(), owner.GetName())
+	if c.component != "" {
+		sel[manifests.LabelComponent] = c.component
+	}
 	return c.applier.prune(ctx, nil, "", sel, c.kinds, keep, nil)
 }
 

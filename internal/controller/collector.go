@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -96,6 +97,8 @@ var collectorKinds = []schema.GroupVersionKind{
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
 	appsv1.SchemeGroupVersion.WithKind("Deployment"),
 	appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
+	rbacv1.SchemeGroupVersion.WithKind("Role"),
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 	networkingv1.SchemeGroupVersion.WithKind("Ingress"),
@@ -121,6 +124,11 @@ func (r *CollectorReconciler) SetupWithManager(mgr ctrl.Manager, opts controller
 		Owns(&networkingv1.Ingress{}).
 		Owns(&networkingv1.NetworkPolicy{}).
 		Owns(&v1alpha1.TargetAllocator{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		// Its components' ClusterRole and binding, which it cannot own.
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentCollector))).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(annotatedOwner(manifests.ComponentCollector))).
 		// A TargetAllocator a collector names: its mtls settles the
 		// collector's config and certificate volume.
 		Watches(&v1alpha1.TargetAllocator{}, handler.EnqueueRequestsFromMapFunc(collectorsNaming(r.Client)), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -137,7 +145,10 @@ func (r *CollectorReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if c.Spec.ManagementState == v1beta1.ManagementStateUnmanaged || !c.DeletionTimestamp.IsZero() {
+	if !c.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, collectorClusterRBAC(applier{client: r.Client, scheme: r.Scheme}).finalize(ctx, &c)
+	}
+	if c.Spec.ManagementState == v1beta1.ManagementStateUnmanaged {
 		return reconcile.Result{}, nil
 	}
 	st := collectorStatus(&c)
@@ -179,6 +190,7 @@ func (r *CollectorReconciler) reconcile(ctx context.Context, c *v1beta1.OpenTele
 	if err := r.apply(ctx, c, desired); err != nil {
 		return applyFailed(err), nil
 	}
+	r.grantComponents(ctx, c, desired)
 	if err := r.observe(ctx, c, desired); err != nil {
 		return outcome{}, err
 	}

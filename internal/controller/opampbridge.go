@@ -124,6 +124,6 @@ func (r *OpAMPBridgeReconciler) reconcile(ctx context.Context, b *v1alpha1.OpAMP
 func (r *OpAMPBridgeReconciler) clusterRBAC() clusterRBAC {
 	return clusterRBAC{
 		applier:   applier{client: r.Client, scheme: r.Scheme},
-		finalizer: OpAMPBridgeClusterRBACFinalizer, kinds: bridgeClusterKinds, kind: "opamp bridge",
+		finalizer: OpAMPBridgeClusterRBACFinalizer, kinds: bridgeClusterKinds, kind: "opamp bridge", component: opampbridge.Component,
 	}
 }

@@ -404,6 +404,6 @@ func validateAllocatorConfig(desired manifests.TargetAllocator) error {
 func (r *TargetAllocatorReconciler) clusterRBAC() clusterRBAC {
 	return clusterRBAC{
 		applier:   applier{client: r.Client, scheme: r.Scheme, memo: &r.memo},
-		finalizer: ClusterRBACFinalizer, kinds: allocatorForeignKinds, kind: "target allocator",
+		finalizer: ClusterRBACFinalizer, kinds: allocatorForeignKinds, kind: "target allocator", component: manifests.ComponentTargetAllocator,
 	}
 }

@@ -16,6 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
+	"github.com/shardwise/shardwise/apis/v1beta1"
+	"github.com/shardwise/shardwise/internal/manifests"
+	"github.com/shardwise/shardwise/internal/manifests/opampbridge"
 )
 
 // Uninstall lets go of what the operator holds on the resources it
@@ -52,7 +55,7 @@ func Uninstall(ctx context.Context, c client.Client, scheme *runtime.Scheme, nam
 	return released, errors.Join(errs...)
 }
 
-// release releases the TargetAllocators and OpAMPBridges of namespace ns
+// release releases the TargetAllocators, OpAMPBridges and collectors of namespace ns
 // (every namespace for metav1.NamespaceAll).
 func release(ctx context.Context, c client.Client, scheme *runtime.Scheme, ns string) (int, error) {
 	a := applier{client: c, scheme: scheme}
@@ -62,7 +65,7 @@ func release(ctx context.Context, c client.Client, scheme *runtime.Scheme, ns st
 	if err := c.List(ctx, &tas, client.InNamespace(ns)); err != nil {
 		return 0, fmt.Errorf("list target allocators: %w", err)
 	}
-	rbac := clusterRBAC{applier: a, finalizer: ClusterRBACFinalizer, kinds: allocatorForeignKinds, kind: "target allocator"}
+	rbac := clusterRBAC{applier: a, finalizer: ClusterRBACFinalizer, kinds: allocatorForeignKinds, kind: "target allocator", component: manifests.ComponentTargetAllocator}
 	for i := range tas.Items {
 		if controllerutil.ContainsFinalizer(&tas.Items[i], ClusterRBACFinalizer) {
 			if err := rbac.finalize(ctx, &tas.Items[i]); err != nil {
@@ -76,11 +79,25 @@ func release(ctx context.Context, c client.Client, scheme *runtime.Scheme, ns st
 	if err := c.List(ctx, &bridges, client.InNamespace(ns)); err != nil {
 		return released, errors.Join(append(errs, fmt.Errorf("list opamp bridges: %w", err))...)
 	}
-	rbac = clusterRBAC{applier: a, finalizer: OpAMPBridgeClusterRBACFinalizer, kinds: bridgeClusterKinds, kind: "opamp bridge"}
+	rbac = clusterRBAC{applier: a, finalizer: OpAMPBridgeClusterRBACFinalizer, kinds: bridgeClusterKinds, kind: "opamp bridge", component: opampbridge.Component}
 	for i := range bridges.Items {
 		if controllerutil.ContainsFinalizer(&bridges.Items[i], OpAMPBridgeClusterRBACFinalizer) {
 			if err := rbac.finalize(ctx, &bridges.Items[i]); err != nil {
 				errs = append(errs, fmt.Errorf("release opamp bridge %s/%s: %w", bridges.Items[i].Namespace, bridges.Items[i].Name, err))
+				continue
+			}
+			released++
+		}
+	}
+	var collectors v1beta1.OpenTelemetryCollectorList
+	if err := c.List(ctx, &collectors, client.InNamespace(ns)); err != nil {
+		return released, errors.Join(append(errs, fmt.Errorf("list collectors: %w", err))...)
+	}
+	rbac = collectorClusterRBAC(a)
+	for i := range collectors.Items {
+		if controllerutil.ContainsFinalizer(&collectors.Items[i], CollectorClusterRBACFinalizer) {
+			if err := rbac.finalize(ctx, &collectors.Items[i]); err != nil {
+				errs = append(errs, fmt.Errorf("release collector %s/%s: %w", collectors.Items[i].Namespace, collectors.Items[i].Name, err))
 				continue
 			}
 			released++

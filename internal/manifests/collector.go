@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -47,6 +48,12 @@ type Settings struct {
 	// upstream's --labels-filter) of a collector that are not copied to the
 	// objects built for it.
 	LabelsFilter []*regexp.Regexp
+	// ComponentRBACEverywhere grants the collectors of every namespace the
+	// rights their components need (upstream's --create-rbac-permissions);
+	// ComponentRBACNamespaces grants them to the collectors of these
+	// namespaces only.
+	ComponentRBACEverywhere bool
+	ComponentRBACNamespaces []string
 	// OperatorNamespace is the operator's namespace, admitted by the
 	// allocators' NetworkPolicies; empty admits no namespace.
 	OperatorNamespace string
@@ -69,6 +76,13 @@ type Collector struct {
 	// TargetAllocator is the name of the allocator the collectors poll, or ""
 	// when the allocator is disabled.
 	TargetAllocator string
+	// ClusterObjects are the cluster-scoped objects the collector cannot
+	// own: its components' ClusterRole and binding, annotated with
+	// AnnotationOwner.
+	ClusterObjects []client.Object
+	// ComponentRBACNotGranted says which components' rights the operator did
+	// not grant and why; "" when it granted all or none were needed.
+	ComponentRBACNotGranted string
 }
 
 // BuildCollector returns the desired objects of a collector. referenced is
@@ -172,6 +186,20 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	}
 
 	out.Objects = append(out.Objects, collectorServices(c, labels, selector, ports)...)
+	if rules := CollectorComponentRules(c.Spec.Config); len(rules) > 0 {
+		if s.ComponentRBACEverywhere || slices.Contains(s.ComponentRBACNamespaces, ns) {
+			owned, cluster := componentRBAC(ns, instance, sa, labels, rules)
+			out.Objects = append(out.Objects, owned...)
+			out.ClusterObjects = cluster
+		} else {
+			names := make([]string, len(rules))
+			for i, r := range rules {
+				names[i] = r.Component
+			}
+			out.ComponentRBACNotGranted = fmt.Sprintf("%s need rights from the API server that the operator grants only to collectors of the namespaces in --collector-rbac-namespaces (or every one with --create-rbac-permissions); grant them to ServiceAccount %s/%s yourself, or ask the operator's administrator",
+				strings.Join(names, ", "), ns, sa)
+		}
+	}
 
 	tmpl, err := podTemplate(c, s, labels, sa, cm.Name, hash)
 	if err != nil {

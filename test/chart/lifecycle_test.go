@@ -116,7 +116,7 @@ func TestHelmLifecycle(t *testing.T) {
 	require.NoError(t, c.Create(t.Context(), ta))
 	grant := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: "granted-targetallocator",
-			Labels:      map[string]string{"app.kubernetes.io/managed-by": "opentelemetry-operator", "app.kubernetes.io/instance": "default.granted"},
+			Labels:      map[string]string{"app.kubernetes.io/managed-by": "opentelemetry-operator", "app.kubernetes.io/instance": "default.granted", "app.kubernetes.io/component": "opentelemetry-targetallocator"},
 			Annotations: map[string]string{"opentelemetry.io/shardwise-owner": "default/granted"}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "shardwise-targetallocator-secret-reader"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "granted-targetallocator", Namespace: "default"}},
