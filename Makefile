@@ -76,6 +76,8 @@ test: browser ## All tests, against a real kube-apiserver and etcd, and the stat
 	$(MAKE) --no-print-directory test-chart
 	@echo ">> test: the tenant attack suite against the operator and allocator binaries in envtest (test/attack)"
 	$(MAKE) --no-print-directory test-attack
+	@echo ">> test: the takeover of what the upstream operator built, by the operator binary in envtest (test/takeover)"
+	$(MAKE) --no-print-directory test-takeover
 	@echo ">> test: the container images (make images, then the checks in hack/tools/images)"
 	$(MAKE) --no-print-directory test-images
 
@@ -124,6 +126,13 @@ test-attack: build ## Tenant attack suite of issue 24 (test/attack): the real op
 	  { KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_ATTACK=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator SHARDWISE_ALLOCATOR_BIN=$(BIN)/allocator \
 	    SHARDWISE_BRIDGE_BIN=$(BIN)/opamp-bridge SHARDWISE_ATTACK_REPORT=$(BIN)/attack-report.md $(GO) test -count=1 -timeout 5m ./test/attack/ || status=$$?; } && \
 	  if [ -f $(BIN)/attack-report.md ]; then cat $(BIN)/attack-report.md; fi && exit $$status
+
+.PHONY: test-takeover
+test-takeover: build ## Takeover test of issue 25 (test/takeover): upstream v0.158's objects adopted by bin/operator, on envtest.
+	@assets=$$(./hack/envtest.sh) && \
+	  echo ">> test-takeover: bin/operator takes over what the upstream operator built for its own e2e inputs (envtest)" && \
+	  KUBEBUILDER_ASSETS=$$assets SHARDWISE_REQUIRE_TAKEOVER=1 SHARDWISE_OPERATOR_BIN=$(BIN)/operator \
+	  $(GO) test -count=1 -timeout 5m -run TestTakeover ./test/takeover/
 
 .PHONY: bench
 bench: ## Run the benchmark suite into benchmarks/results/make-bench.txt and plot it (see benchmarks/README.md; several minutes).
