@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
@@ -78,4 +79,22 @@ type tbWriter struct{ tb testing.TB }
 func (w tbWriter) Write(p []byte) (int, error) {
 	w.tb.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// Eventually calls f every 200 ms until it returns nil, failing the test
+// with what and f's last error after timeout (or when the test's context
+// ends).
+func Eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || t.Context().Err() != nil {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

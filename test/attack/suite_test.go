@@ -359,22 +359,8 @@ func (s *suite) warningEvent(t *testing.T, ns, name, substr string) (reason, not
 	return reason, note
 }
 
-// eventually calls f until it returns nil, failing with its last error
-// after timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || t.Context().Err() != nil {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(pollEvery)
-	}
-}
+// eventually is testenv.Eventually.
+var eventually = testenv.Eventually
 
 func freePort(t *testing.T) int {
 	t.Helper()

@@ -27,6 +27,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/shardwise/shardwise/internal/testenv"
 )
 
 // Bounds for everything that waits.
@@ -169,22 +171,8 @@ func (c cluster) built(t *testing.T, ns string) []*unstructured.Unstructured {
 	return out
 }
 
-// eventually calls f until it returns nil, failing with its last error
-// after timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || t.Context().Err() != nil {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(pollEvery)
-	}
-}
+// eventually is testenv.Eventually.
+var eventually = testenv.Eventually
 
 func freePort(t *testing.T) int {
 	t.Helper()
