@@ -220,6 +220,7 @@ verify: ## Regenerate everything, tidy modules, and fail on a diff or on a large
 	./hack/check-large-files.sh
 	$(MAKE) --no-print-directory generate manifests
 	./third_party/prometheus.sh
+	./third_party/opamp-go.sh
 	$(GO) mod tidy
 	@for m in hack/tools/*/ test/e2e/ test/chart/ $(BENCH_MOD)/ $(BROWSER_MOD)/; do if [ -f $$m/go.mod ]; then (cd $$m && $(GO) mod tidy) || exit 1; fi; done
 	$(GO) vet ./...

@@ -247,3 +247,5 @@ require (
 )
 
 replace github.com/prometheus/prometheus => ./third_party/prometheus
+
+replace github.com/open-telemetry/opamp-go => ./third_party/opamp-go

@@ -2,6 +2,7 @@ package attack
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -174,6 +175,42 @@ func attackBridgeRemote(t *testing.T, s *suite, r recorder) {
 	r.record("after the bridge created a collector, the OpAMP server sends an empty configuration (a server that lost its state)",
 		"refused, the collector stays", msg)
 
+	// A message larger than the bridge reads: the connection closes before
+	// the message is read; the bridge dials again and works on.
+	huge := remoteCollector("huge", "") + "# " + strings.Repeat("x", bridge.MaxServerMessageBytes) + "\n"
+	connects := srv.Connects()
+	hugeHash, _ := srv.TryPush(t, map[string]string{teamA + "/huge": huge}) // the bridge may close mid-write
+	eventually(t, waitFor, "the bridge closes the connection and dials again", func() error {
+		if st := srv.StatusOf(hugeHash); st != nil {
+			t.Fatalf("the bridge read the message it should have refused unread: %s %s", st.GetStatus(), st.GetErrorMessage())
+		}
+		if srv.Connects() == connects {
+			return errors.New("no new connection yet")
+		}
+		return nil
+	})
+	// Until the server has noticed the closed connection, pushing to it fails.
+	var pushed []byte
+	eventually(t, waitFor, "the bridge dials again and applies a configuration", func() error {
+		if pushed != nil {
+			if _, _, _, st := srv.Snapshot(); string(st.GetLastRemoteConfigHash()) == string(pushed) &&
+				st.GetStatus() == protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED {
+				return nil
+			}
+		}
+		hash, err := srv.TryPush(t, map[string]string{teamA + "/made": remoteCollector("made", "")})
+		if err != nil {
+			return err
+		}
+		pushed = hash
+		return errors.New("pushed; waiting for its status")
+	})
+	s.absent(t, teamA, "huge")
+	require.Nil(t, srv.StatusOf(hugeHash), "the bridge read the message it should have refused unread")
+	r.record(fmt.Sprintf("the OpAMP server sends a %d MiB message", len(huge)>>20),
+		"the connection closes unread; the bridge dials again and applies the next configuration",
+		fmt.Sprintf("the bridge reads at most %d MiB per message (opamp-go patched with a read limit, third_party/opamp-go.sh)", bridge.MaxServerMessageBytes>>20))
+
 	// The tenant's own collector, reported to the server, with a token in
 	// an exporter header and in an env value.
 	const secret = "s3cr3t-token-of-team-a"
@@ -311,6 +348,22 @@ func attackBridgeProxy(t *testing.T, s *suite, r recorder) {
 	})
 	r.record("a client sends 50 instance UIDs on one connection to the agent server, then closes it",
 		"one agent held, none after the close", "agents are keyed by connection (at most 1,000; plain HTTP ones expire after 3 minutes, messages at most 4 MiB)")
+
+	// One WebSocket message of 5 MiB: the connection closes, nothing held.
+	conn, resp, err = websocket.DefaultDialer.DialContext(ctx, "ws://"+on.agentAddr+"/v1/opamp", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	id := uuid.New()
+	sendWS(t, conn, &protobufs.AgentToServer{InstanceUid: id[:], EffectiveConfig: &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{
+		ConfigMap: map[string]*protobufs.AgentConfigFile{"": {Body: []byte(strings.Repeat("x", 5<<20))}},
+	}}})
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(waitFor)))
+	_, _, err = conn.ReadMessage()
+	require.Error(t, err, "the agent server closes a connection that sends 5 MiB")
+	_ = conn.Close()
+	require.Equal(t, 0, proxied())
+	r.record("a client sends a 5 MiB WebSocket message to the agent server", "the connection is closed, nothing held",
+		"the agent server reads at most 4 MiB per message (opamp-go patched with a read limit)")
 
 	big := strings.NewReader(strings.Repeat("x", 5<<20))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+on.agentAddr+"/v1/opamp", big)

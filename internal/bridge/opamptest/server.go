@@ -6,6 +6,7 @@ package opamptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -36,8 +37,12 @@ type Server struct {
 	reports   int               // effective configs received
 	health    *protobufs.ComponentHealth
 	status    *protobufs.RemoteConfigStatus
-	uid       []byte
-	stopped   bool
+	// connects counts the connections agents opened.
+	connects int
+	// statuses are every status received, by the hash it reports on.
+	statuses map[string]*protobufs.RemoteConfigStatus
+	uid      []byte
+	stopped  bool
 }
 
 // Start starts a server on addr (127.0.0.1:0 picks a port), stopped when
@@ -54,6 +59,7 @@ func Start(t *testing.T, addr string) *Server {
 				return
 			}
 			s.conns[c] = true
+			s.connects++
 		},
 		OnConnectionClose: func(c servertypes.Connection) {
 			s.mu.Lock()
@@ -76,6 +82,10 @@ func Start(t *testing.T, addr string) *Server {
 			}
 			if st := msg.GetRemoteConfigStatus(); st != nil {
 				s.status = st
+				if s.statuses == nil {
+					s.statuses = map[string]*protobufs.RemoteConfigStatus{}
+				}
+				s.statuses[string(st.GetLastRemoteConfigHash())] = st
 			}
 			return &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid()}
 		},
@@ -120,9 +130,33 @@ func (s *Server) Snapshot() (effective map[string]string, reports int, health *p
 	return s.effective, s.reports, s.health, s.status
 }
 
+// Connects is how many connections agents have opened so far.
+func (s *Server) Connects() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connects
+}
+
+// StatusOf is the status an agent reported for the remote configuration
+// with hash, or nil when none did.
+func (s *Server) StatusOf(hash []byte) *protobufs.RemoteConfigStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statuses[string(hash)]
+}
+
 // Push sends a remote configuration to every connected agent and returns
 // its hash.
 func (s *Server) Push(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	hash, err := s.TryPush(t, files)
+	require.NoError(t, err)
+	return hash
+}
+
+// TryPush is Push that returns the agents' send error (an agent may close
+// the connection on what it is sent).
+func (s *Server) TryPush(t *testing.T, files map[string]string) ([]byte, error) {
 	t.Helper()
 	cm := map[string]*protobufs.AgentConfigFile{}
 	hash := fmt.Sprintf("%d", time.Now().UnixNano())
@@ -137,10 +171,11 @@ func (s *Server) Push(t *testing.T, files map[string]string) []byte {
 	}, WaitFor, tick, "no agent connected")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs []error
 	for c := range s.conns {
-		require.NoError(t, c.Send(t.Context(), &protobufs.ServerToAgent{InstanceUid: s.uid, RemoteConfig: rc}))
+		errs = append(errs, c.Send(t.Context(), &protobufs.ServerToAgent{InstanceUid: s.uid, RemoteConfig: rc}))
 	}
-	return []byte(hash)
+	return []byte(hash), errors.Join(errs...)
 }
 
 // Restart sends the restart command to every connected agent.
