@@ -14,7 +14,7 @@ import (
 // one Manager.
 type Metrics struct {
 	reg prometheus.Registerer
-	sd  map[string]promdiscovery.DiscovererMetrics
+	sd  *promdiscovery.SDMetrics
 
 	targets      *prometheus.GaugeVec
 	passDuration prometheus.Histogram

@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/internal/allocatorconfig"
@@ -111,7 +110,7 @@ type diffCounts struct {
 }
 
 // TestOperatorDifferential compares, case by case, the scrape configs the
-// Watcher generates with those prometheus-operator v0.85 generates
+// Watcher generates with those prometheus-operator (v0.93) generates
 // for a Prometheus object with the same selectors, selected the way its
 // Prometheus controller does (pkg/prometheus/server/operator.go: a namespace
 // informer from listwatch, informers from pkg/informers, NewResourceSelector
@@ -286,11 +285,11 @@ func referencePrometheus(cr allocatorconfig.PrometheusCRConfig, ns string) *moni
 				ArbitraryFSAccessThroughSMs:     monitoringv1.ArbitraryFSAccessThroughSMsConfig{Deny: cr.DenyFSAccessThroughSMs},
 				IgnoreNamespaceSelectors:        cr.IgnoreNamespaceSelectors,
 				EnforcedNamespaceLabel:          cr.EnforcedNamespaceLabel,
-				EnforcedSampleLimit:             cr.EnforcedSampleLimit,
-				EnforcedTargetLimit:             cr.EnforcedTargetLimit,
-				EnforcedLabelLimit:              cr.EnforcedLabelLimit,
-				EnforcedLabelNameLengthLimit:    cr.EnforcedLabelNameLengthLimit,
-				EnforcedLabelValueLengthLimit:   cr.EnforcedLabelValueLengthLimit,
+				EnforcedSampleLimit:             limit(cr.EnforcedSampleLimit),
+				EnforcedTargetLimit:             limit(cr.EnforcedTargetLimit),
+				EnforcedLabelLimit:              limit(cr.EnforcedLabelLimit),
+				EnforcedLabelNameLengthLimit:    limit(cr.EnforcedLabelNameLengthLimit),
+				EnforcedLabelValueLengthLimit:   limit(cr.EnforcedLabelValueLengthLimit),
 				EnforcedBodySizeLimit:           monitoringv1.ByteSize(cr.EnforcedBodySizeLimit),
 			},
 			EvaluationInterval: eval,
@@ -321,7 +320,7 @@ func referenceJobs(ctx context.Context, cfg *rest.Config, p *monitoringv1.Promet
 	if err != nil {
 		return nil, fmt.Errorf("config generator: %w", err)
 	}
-	sel, err := prompkg.NewResourceSelector(logger, p, store, nsInf, metrics, record.NewFakeRecorder(1000))
+	sel, err := prompkg.NewResourceSelector(logger, p, store, nsInf, metrics, promoperator.NewFakeRecorder(1000, p))
 	if err != nil {
 		return nil, fmt.Errorf("resource selector: %w", err)
 	}

@@ -167,7 +167,7 @@ func fuzzSelector(t *testing.T, w *Watcher) *prometheus.ResourceSelector {
 	t.Helper()
 	nsInf := newIndexOnlyInformer(&corev1.Namespace{})
 	require.NoError(t, nsInf.GetIndexer().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fuzz", Labels: map[string]string{"kubernetes.io/metadata.name": "fuzz"}}}))
-	sel, err := prometheus.NewResourceSelector(w.log, w.prom, fuzzStore(), nsInf, promoperator.NewMetrics(prometheusclient.NewRegistry()), &record.FakeRecorder{})
+	sel, err := prometheus.NewResourceSelector(w.log, w.prom, fuzzStore(), nsInf, promoperator.NewMetrics(prometheusclient.NewRegistry()), selectorRecorder())
 	require.NoError(t, err)
 	return sel
 }

@@ -48,7 +48,7 @@ func tenancyGenerate(t *testing.T, extra string, m *Metrics, rec record.EventRec
 	for _, ns := range []string{"monitoring", "tenant-a", "tenant-b"} {
 		require.NoError(t, nsInf.GetIndexer().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}))
 	}
-	sel, err := prometheus.NewResourceSelector(w.log, w.prom, fuzzStore(), nsInf, promoperator.NewMetrics(prometheusclient.NewRegistry()), &record.FakeRecorder{})
+	sel, err := prometheus.NewResourceSelector(w.log, w.prom, fuzzStore(), nsInf, promoperator.NewMetrics(prometheusclient.NewRegistry()), selectorRecorder())
 	require.NoError(t, err)
 	active := map[string]kindInformers{}
 	for _, k := range kinds {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -32,6 +34,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 
 	"github.com/shardwise/shardwise/discovery/internal/informer"
 	"github.com/shardwise/shardwise/discovery/internal/metrics"
@@ -207,11 +210,11 @@ func prometheusObject(cr allocatorconfig.PrometheusCRConfig, namespace string) *
 				// every job's limits.
 				IgnoreNamespaceSelectors:      cr.IgnoreNamespaceSelectors,
 				EnforcedNamespaceLabel:        cr.EnforcedNamespaceLabel,
-				EnforcedSampleLimit:           cr.EnforcedSampleLimit,
-				EnforcedTargetLimit:           cr.EnforcedTargetLimit,
-				EnforcedLabelLimit:            cr.EnforcedLabelLimit,
-				EnforcedLabelNameLengthLimit:  cr.EnforcedLabelNameLengthLimit,
-				EnforcedLabelValueLengthLimit: cr.EnforcedLabelValueLengthLimit,
+				EnforcedSampleLimit:           limit(cr.EnforcedSampleLimit),
+				EnforcedTargetLimit:           limit(cr.EnforcedTargetLimit),
+				EnforcedLabelLimit:            limit(cr.EnforcedLabelLimit),
+				EnforcedLabelNameLengthLimit:  limit(cr.EnforcedLabelNameLengthLimit),
+				EnforcedLabelValueLengthLimit: limit(cr.EnforcedLabelValueLengthLimit),
 				EnforcedBodySizeLimit:         monitoringv1.ByteSize(cr.EnforcedBodySizeLimit),
 			},
 		},
@@ -355,6 +358,25 @@ func (r *operatorRun) watchNamespaces() error {
 	return nil
 }
 
+// limit is a configured limit as prometheus-operator's CRD types take it
+// (signed since v0.88); nil stays nil, and a value above the largest int64
+// is that.
+func limit(v *uint64) *int64 {
+	if v == nil {
+		return nil
+	}
+	return ptr.To(int64(min(*v, math.MaxInt64)))
+}
+
+// selectorRecorder is the event recorder prometheus-operator's resource
+// selector takes: one per process, sending nothing to the API server, since
+// its broadcaster, once started, cannot be stopped; reportRejected sends the
+// selector's rejections as events on the Watcher's own recorder, which
+// stops with it. (The broadcaster logs each event through klog.)
+var selectorRecorder = sync.OnceValue(func() *promoperator.EventRecorder {
+	return promoperator.NewEventRecorderFactory(false)(kubernetes.New(nil), "shardwise-allocator")(nil)
+})
+
 // startRecorder starts the recorder of events for rejected resources.
 func (r *operatorRun) startRecorder(ctx context.Context) {
 	scheme := runtime.NewScheme()
@@ -393,7 +415,7 @@ func (r *operatorRun) newSelector() (*prometheus.ResourceSelector, *assets.Store
 	store := assets.NewStoreBuilder(
 		restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, r.onTransient, r.configMapCache},
 		restrictedSecrets{w.kube.CoreV1(), w.secretNS, r.onTransient, r.secretCache})
-	sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, r.nsInf, r.opMetrics, r.recorder)
+	sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, r.nsInf, r.opMetrics, selectorRecorder())
 	if err != nil {
 		return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
 	}
@@ -575,7 +597,7 @@ func (w *Watcher) generateConfigs(ctx context.Context, sel *prometheus.ResourceS
 			scs, err = nil, fmt.Errorf("prometheus-operator's config generator panicked: %v", r)
 		}
 	}()
-	valid, invalid, err := w.selectResources(ctx, sel, active)
+	valid, invalid, err := w.selectResources(ctx, sel, active, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -671,8 +693,9 @@ type resources struct {
 }
 
 // selectResources returns the resources prometheus-operator's selector
-// selects and finds valid, and the number it finds invalid per kind.
-func (w *Watcher) selectResources(ctx context.Context, sel *prometheus.ResourceSelector, active map[string]kindInformers) (resources, map[string]int, error) {
+// selects and finds valid, and the number it finds invalid per kind; each
+// invalid one gets a Warning event on rec.
+func (w *Watcher) selectResources(ctx context.Context, sel *prometheus.ResourceSelector, active map[string]kindInformers, rec record.EventRecorder) (resources, map[string]int, error) {
 	sms, err := sel.SelectServiceMonitors(ctx, w.lister(active[KindServiceMonitor]))
 	if err != nil {
 		return resources{}, nil, fmt.Errorf("select service monitors: %w", err)
@@ -689,16 +712,35 @@ func (w *Watcher) selectResources(ctx context.Context, sel *prometheus.ResourceS
 	if err != nil {
 		return resources{}, nil, fmt.Errorf("select scrape configs: %w", err)
 	}
-	valid := resources{sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()}
 	// Invalid by prometheus-operator's checks, plus (loadEach) those whose
 	// job Prometheus refuses.
 	invalid := map[string]int{
-		KindServiceMonitor: len(sms) - len(valid.sm),
-		KindPodMonitor:     len(pms) - len(valid.pm),
-		KindProbe:          len(probes) - len(valid.pr),
-		KindScrapeConfig:   len(scrapeCfgs) - len(valid.sc),
+		KindServiceMonitor: reportRejected(sms, rec),
+		KindPodMonitor:     reportRejected(pms, rec),
+		KindProbe:          reportRejected(probes, rec),
+		KindScrapeConfig:   reportRejected(scrapeCfgs, rec),
 	}
-	return valid, invalid, nil
+	return resources{sms.ValidResources(), pms.ValidResources(), probes.ValidResources(), scrapeCfgs.ValidResources()}, invalid, nil
+}
+
+// reportRejected gives each resource prometheus-operator's selector
+// rejected a Warning event with its reason, and returns how many there are.
+// (The selector's own recorder, selectorRecorder, emits nothing.)
+func reportRejected[T promoperator.ConfigurationResource](sel promoperator.TypedResourcesSelection[T], rec record.EventRecorder) int {
+	n := 0
+	for _, r := range sel {
+		for _, c := range r.Conditions() {
+			if c.Type != monitoringv1.Accepted || c.Status != monitoringv1.ConditionFalse {
+				continue
+			}
+			n++
+			if rec != nil {
+				rec.Eventf(any(r.Resource()).(runtime.Object), corev1.EventTypeWarning, promoperator.InvalidConfigurationEvent,
+					"left out by the shardwise allocator: prometheus-operator rejects it: %s", c.Message)
+			}
+		}
+	}
+	return n
 }
 
 // lister lists one kind's resources of a namespace from its informers (one

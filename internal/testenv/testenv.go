@@ -165,6 +165,10 @@ func LeakIgnores() []goleak.Option {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop"),
 		goleak.IgnoreAnyFunction("k8s.io/client-go/tools/record.(*eventBroadcasterImpl).StartEventWatcher.func1"),
+		// The one event recorder of the process that prometheus-operator's
+		// resource selector takes (discovery/operator.selectorRecorder):
+		// its broadcaster cannot be stopped.
+		goleak.IgnoreAnyFunction("k8s.io/client-go/tools/events.(*eventBroadcasterImpl).startEventWatcher.func1"),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,7 +60,7 @@ func TestServiceMonitorRoundTrip(t *testing.T) {
 	// The schema is enforced by the API server: an endpoint scheme is http or https.
 	bad := sm.DeepCopy()
 	bad.Name = "bad"
-	bad.Spec.Endpoints[0].Scheme = "gopher"
+	bad.Spec.Endpoints[0].Scheme = ptr.To(monitoringv1.Scheme("gopher"))
 	_, err = mon.MonitoringV1().ServiceMonitors("smoke").Create(ctx, bad, metav1.CreateOptions{})
 	require.Error(t, err, "the API server must validate against the generated CRD schema")
 	require.Contains(t, err.Error(), "scheme")

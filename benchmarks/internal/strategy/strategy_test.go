@@ -53,8 +53,9 @@ func TestHashModMatchesPrometheus(t *testing.T) {
 	}
 	for _, ts := range jobs {
 		for _, tg := range ts {
-			out, keep := relabel.Process(tg.Labels.Labels(), cfg)
-			require.True(t, keep)
+			lb := labels.NewBuilder(tg.Labels.Labels())
+			require.True(t, relabel.ProcessBuilder(lb, cfg))
+			out := lb.Labels()
 			got, ok := h.Owner(tg.Hash)
 			require.True(t, ok)
 			require.Equal(t, "collector-"+out.Get("__tmp_hash"), got, tg.Address)

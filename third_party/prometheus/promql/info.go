@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/grafana/regexp"
+	"github.com/prometheus/common/model"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -46,24 +47,28 @@ func (ev *evaluator) evalInfo(ctx context.Context, args parser.Expressions) (par
 		labelSelector := args[1].(*parser.VectorSelector)
 		for _, m := range labelSelector.LabelMatchers {
 			dataLabelMatchers[m.Name] = append(dataLabelMatchers[m.Name], m)
-			if m.Name == labels.MetricName {
+			if m.Name == model.MetricNameLabel {
 				infoNameMatchers = append(infoNameMatchers, m)
 			}
 		}
 	} else {
-		infoNameMatchers = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, targetInfo)}
+		infoNameMatchers = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, targetInfo)}
 	}
 
 	// Don't try to enrich info series.
-	ignoreSeries := map[int]struct{}{}
-loop:
-	for i, s := range mat {
-		name := s.Metric.Get(labels.MetricName)
-		for _, m := range infoNameMatchers {
-			if m.Matches(name) {
-				ignoreSeries[i] = struct{}{}
-				continue loop
+	effectiveNameMatchers := effectiveInfoNameMatchers(infoNameMatchers)
+	ignoreSeries := map[uint64]struct{}{}
+	for _, s := range mat {
+		name := s.Metric.Get(model.MetricNameLabel)
+		matchesAllMatchers := true
+		for _, m := range effectiveNameMatchers {
+			if !m.Matches(name) {
+				matchesAllMatchers = false
+				break
 			}
+		}
+		if matchesAllMatchers {
+			ignoreSeries[s.Metric.Hash()] = struct{}{}
 		}
 	}
 
@@ -77,6 +82,26 @@ loop:
 	res, ws := ev.combineWithInfoSeries(ctx, mat, infoSeries, ignoreSeries, dataLabelMatchers)
 	annots.Merge(ws)
 	return res, annots
+}
+
+// effectiveInfoNameMatchers returns the set of __name__ matchers that will
+// actually be used to select info series.
+// When positive matchers exist, all matchers (positive + negative) are returned.
+// When only negative matchers exist, a synthetic .+_info matcher is prepended.
+// When no matchers exist, a target_info equality matcher is returned.
+func effectiveInfoNameMatchers(matchers []*labels.Matcher) []*labels.Matcher {
+	for _, m := range matchers {
+		if m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp {
+			// There's at least one positive matcher - return as-is.
+			return matchers
+		}
+	}
+	if len(matchers) > 0 {
+		// Only negative matchers: prepend a synthetic .+_info matcher.
+		return append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+_info")}, matchers...)
+	}
+
+	return []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, targetInfo)}
 }
 
 // infoSelectHints calculates the storage.SelectHints for selecting info series, given expr (first argument to info call).
@@ -121,11 +146,24 @@ func (ev *evaluator) infoSelectHints(expr parser.Expr) storage.SelectHints {
 // fetchInfoSeries fetches info series given matching identifying labels in mat.
 // Series in ignoreSeries are not fetched.
 // dataLabelMatchers may be mutated.
-func (ev *evaluator) fetchInfoSeries(ctx context.Context, mat Matrix, ignoreSeries map[int]struct{}, dataLabelMatchers map[string][]*labels.Matcher, selectHints storage.SelectHints) (Matrix, annotations.Annotations, error) {
+func (ev *evaluator) fetchInfoSeries(ctx context.Context, mat Matrix, ignoreSeries map[uint64]struct{}, dataLabelMatchers map[string][]*labels.Matcher, selectHints storage.SelectHints) (Matrix, annotations.Annotations, error) {
+	removeNameFromDataLabelMatchers := func() {
+		for name, ms := range dataLabelMatchers {
+			ms = slices.DeleteFunc(ms, func(m *labels.Matcher) bool {
+				return m.Name == model.MetricNameLabel
+			})
+			if len(ms) > 0 {
+				dataLabelMatchers[name] = ms
+			} else {
+				delete(dataLabelMatchers, name)
+			}
+		}
+	}
+
 	// A map of values for all identifying labels we are interested in.
 	idLblValues := map[string]map[string]struct{}{}
-	for i, s := range mat {
-		if _, exists := ignoreSeries[i]; exists {
+	for _, s := range mat {
+		if _, exists := ignoreSeries[s.Metric.Hash()]; exists {
 			continue
 		}
 
@@ -143,6 +181,11 @@ func (ev *evaluator) fetchInfoSeries(ctx context.Context, mat Matrix, ignoreSeri
 		}
 	}
 	if len(idLblValues) == 0 {
+		// Even when returning early, we need to remove __name__ from dataLabelMatchers
+		// since it's not a data label selector (it's used to select which info metrics
+		// to consider). Without this, combineWithInfoVector would incorrectly exclude
+		// series when only __name__ is specified in the selector.
+		removeNameFromDataLabelMatchers()
 		return nil, nil, nil
 	}
 
@@ -166,25 +209,18 @@ func (ev *evaluator) fetchInfoSeries(ctx context.Context, mat Matrix, ignoreSeri
 	for name, re := range idLblRegexps {
 		infoLabelMatchers = append(infoLabelMatchers, labels.MustNewMatcher(labels.MatchRegexp, name, re))
 	}
-	var nameMatcher *labels.Matcher
-	for name, ms := range dataLabelMatchers {
-		for i, m := range ms {
-			if m.Name == labels.MetricName {
-				nameMatcher = m
-				ms = slices.Delete(ms, i, i+1)
+	var nameMatchers []*labels.Matcher
+	for _, ms := range dataLabelMatchers {
+		for _, m := range ms {
+			if m.Name == model.MetricNameLabel {
+				nameMatchers = append(nameMatchers, m)
+				continue
 			}
 			infoLabelMatchers = append(infoLabelMatchers, m)
 		}
-		if len(ms) > 0 {
-			dataLabelMatchers[name] = ms
-		} else {
-			delete(dataLabelMatchers, name)
-		}
 	}
-	if nameMatcher == nil {
-		// Default to using the target_info metric.
-		infoLabelMatchers = append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, targetInfo)}, infoLabelMatchers...)
-	}
+	removeNameFromDataLabelMatchers()
+	infoLabelMatchers = append(infoLabelMatchers, effectiveInfoNameMatchers(nameMatchers)...)
 
 	infoIt := ev.querier.Select(ctx, false, &selectHints, infoLabelMatchers...)
 	infoSeries, ws, err := expandSeriesSet(ctx, infoIt)
@@ -197,13 +233,13 @@ func (ev *evaluator) fetchInfoSeries(ctx context.Context, mat Matrix, ignoreSeri
 }
 
 // combineWithInfoSeries combines mat with select data labels from infoMat.
-func (ev *evaluator) combineWithInfoSeries(ctx context.Context, mat, infoMat Matrix, ignoreSeries map[int]struct{}, dataLabelMatchers map[string][]*labels.Matcher) (Matrix, annotations.Annotations) {
+func (ev *evaluator) combineWithInfoSeries(ctx context.Context, mat, infoMat Matrix, ignoreSeries map[uint64]struct{}, dataLabelMatchers map[string][]*labels.Matcher) (Matrix, annotations.Annotations) {
 	buf := make([]byte, 0, 1024)
 	lb := labels.NewScratchBuilder(0)
 	sigFunction := func(name string) func(labels.Labels) string {
 		return func(lset labels.Labels) string {
 			lb.Reset()
-			lb.Add(labels.MetricName, name)
+			lb.Add(model.MetricNameLabel, name)
 			lset.MatchLabels(true, identifyingLabels...).Range(func(l labels.Label) {
 				lb.Add(l.Name, l.Value)
 			})
@@ -215,7 +251,7 @@ func (ev *evaluator) combineWithInfoSeries(ctx context.Context, mat, infoMat Mat
 	infoMetrics := map[string]struct{}{}
 	for _, is := range infoMat {
 		lblMap := is.Metric.Map()
-		infoMetrics[lblMap[labels.MetricName]] = struct{}{}
+		infoMetrics[lblMap[model.MetricNameLabel]] = struct{}{}
 	}
 	sigfs := make(map[string]func(labels.Labels) string, len(infoMetrics))
 	for name := range infoMetrics {
@@ -249,19 +285,19 @@ func (ev *evaluator) combineWithInfoSeries(ctx context.Context, mat, infoMat Mat
 	tempNumSamples := ev.currentSamples
 
 	// For every base series, compute signature per info metric.
-	baseSigs := make([]map[string]string, 0, len(mat))
+	baseSigs := make(map[uint64]map[string]string, len(mat))
 	for _, s := range mat {
 		sigs := make(map[string]string, len(infoMetrics))
 		for infoName := range infoMetrics {
 			sigs[infoName] = sigfs[infoName](s.Metric)
 		}
-		baseSigs = append(baseSigs, sigs)
+		baseSigs[s.Metric.Hash()] = sigs
 	}
 
-	infoSigs := make([]string, 0, len(infoMat))
+	infoSigs := make(map[uint64]string, len(infoMat))
 	for _, s := range infoMat {
-		name := s.Metric.Map()[labels.MetricName]
-		infoSigs = append(infoSigs, sigfs[name](s.Metric))
+		name := s.Metric.Map()[model.MetricNameLabel]
+		infoSigs[s.Metric.Hash()] = sigfs[name](s.Metric)
 	}
 
 	var warnings annotations.Annotations
@@ -331,27 +367,27 @@ func (ev *evaluator) combineWithInfoSeries(ctx context.Context, mat, infoMat Mat
 
 // combineWithInfoVector combines base and info Vectors.
 // Base series in ignoreSeries are not combined.
-func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[int]struct{}, baseSigs []map[string]string, infoSigs []string, enh *EvalNodeHelper, dataLabelMatchers map[string][]*labels.Matcher) (Vector, error) {
+func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[uint64]struct{}, baseSigs map[uint64]map[string]string, infoSigs map[uint64]string, enh *EvalNodeHelper, dataLabelMatchers map[string][]*labels.Matcher) (Vector, error) {
 	if len(base) == 0 {
 		return nil, nil // Short-circuit: nothing is going to match.
 	}
 
 	// All samples from the info Vector hashed by the matching label/values.
-	if enh.rightSigs == nil {
-		enh.rightSigs = make(map[string]Sample, len(enh.Out))
+	if enh.rightStrSigs == nil {
+		enh.rightStrSigs = make(map[string]Sample, len(enh.Out))
 	} else {
-		clear(enh.rightSigs)
+		clear(enh.rightStrSigs)
 	}
 
-	for i, s := range info {
+	for _, s := range info {
 		if s.H != nil {
 			ev.error(errors.New("info sample should be float"))
 		}
 		// We encode original info sample timestamps via the float value.
 		origT := int64(s.F)
 
-		sig := infoSigs[i]
-		if existing, exists := enh.rightSigs[sig]; exists {
+		sig := infoSigs[s.Metric.Hash()]
+		if existing, exists := enh.rightStrSigs[sig]; exists {
 			// We encode original info sample timestamps via the float value.
 			existingOrigT := int64(existing.F)
 			switch {
@@ -359,19 +395,21 @@ func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[i
 				// Keep the other info sample, since it's newer.
 			case existingOrigT < origT:
 				// Keep this info sample, since it's newer.
-				enh.rightSigs[sig] = s
+				enh.rightStrSigs[sig] = s
 			default:
 				// The two info samples have the same timestamp - conflict.
-				name := s.Metric.Map()[labels.MetricName]
-				ev.errorf("found duplicate series for info metric %s", name)
+				ev.errorf("found duplicate series for info metric: existing %s @ %d, new %s @ %d",
+					existing.Metric.String(), existingOrigT, s.Metric.String(), origT)
 			}
 		} else {
-			enh.rightSigs[sig] = s
+			enh.rightStrSigs[sig] = s
 		}
 	}
 
-	for i, bs := range base {
-		if _, exists := ignoreSeries[i]; exists {
+	for _, bs := range base {
+		hash := bs.Metric.Hash()
+
+		if _, exists := ignoreSeries[hash]; exists {
 			// This series should not be enriched with info metric data labels.
 			enh.Out = append(enh.Out, Sample{
 				Metric: bs.Metric,
@@ -386,8 +424,8 @@ func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[i
 
 		// For every info metric name, try to find an info series with the same signature.
 		seenInfoMetrics := map[string]struct{}{}
-		for infoName, sig := range baseSigs[i] {
-			is, exists := enh.rightSigs[sig]
+		for infoName, sig := range baseSigs[hash] {
+			is, exists := enh.rightStrSigs[sig]
 			if !exists {
 				continue
 			}
@@ -396,7 +434,7 @@ func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[i
 			}
 
 			err := is.Metric.Validate(func(l labels.Label) error {
-				if l.Name == labels.MetricName {
+				if l.Name == model.MetricNameLabel {
 					return nil
 				}
 				if _, exists := dataLabelMatchers[l.Name]; len(dataLabelMatchers) > 0 && !exists {
@@ -422,9 +460,10 @@ func (ev *evaluator) combineWithInfoVector(base, info Vector, ignoreSeries map[i
 		}
 
 		infoLbls := enh.lb.Labels()
-		if infoLbls.Len() == 0 {
-			// If there's at least one data label matcher not matching the empty string,
-			// we have to ignore this series as there are no matching info series.
+		if len(seenInfoMetrics) == 0 {
+			// No info series matched this base series. If there's at least one data
+			// label matcher not matching the empty string, we have to ignore this
+			// series as there are no matching info series.
 			allMatchersMatchEmpty := true
 			for _, ms := range dataLabelMatchers {
 				for _, m := range ms {

@@ -1,4 +1,4 @@
-// Copyright 2015 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -94,10 +94,7 @@ type metricWithBuckets struct {
 //
 // If q>1, +Inf is returned.
 //
-// We also return a bool to indicate if monotonicity needed to be forced,
-// and another bool to indicate if small differences between buckets (that
-// are likely artifacts of floating point precision issues) have been
-// ignored.
+// We also return extra info, see doc for ensureMonotonicAndIgnoreSmallDeltas.
 //
 // Generically speaking, BucketQuantile is for calculating the
 // histogram_quantile() of classic histograms. See also: HistogramQuantile
@@ -105,15 +102,21 @@ type metricWithBuckets struct {
 //
 // BucketQuantile is exported as a useful quantile function over a set of
 // given buckets. It may be used by other PromQL engine implementations.
-func BucketQuantile(q float64, buckets Buckets) (float64, bool, bool) {
-	if math.IsNaN(q) {
-		return math.NaN(), false, false
-	}
-	if q < 0 {
-		return math.Inf(-1), false, false
-	}
-	if q > 1 {
-		return math.Inf(+1), false, false
+func BucketQuantile(q float64, buckets Buckets) (
+	quantile float64,
+	forcedMonotonic, fixedPrecision bool,
+	minBucket, maxBucket, maxDiff float64,
+) {
+	switch {
+	case math.IsNaN(q):
+		quantile = math.NaN()
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
+	case q < 0:
+		quantile = math.Inf(-1)
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
+	case q > 1:
+		quantile = math.Inf(+1)
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 	}
 	slices.SortFunc(buckets, func(a, b Bucket) int {
 		// We don't expect the bucket boundary to be a NaN.
@@ -126,39 +129,44 @@ func BucketQuantile(q float64, buckets Buckets) (float64, bool, bool) {
 		return 0
 	})
 	if !math.IsInf(buckets[len(buckets)-1].UpperBound, +1) {
-		return math.NaN(), false, false
+		quantile = math.NaN()
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 	}
 
 	buckets = coalesceBuckets(buckets)
-	forcedMonotonic, fixedPrecision := ensureMonotonicAndIgnoreSmallDeltas(buckets, smallDeltaTolerance)
+	forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff = ensureMonotonicAndIgnoreSmallDeltas(buckets, smallDeltaTolerance)
 
 	if len(buckets) < 2 {
-		return math.NaN(), false, false
+		quantile = math.NaN()
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 	}
 	observations := buckets[len(buckets)-1].Count
 	if observations == 0 {
-		return math.NaN(), false, false
+		quantile = math.NaN()
+		return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 	}
 	rank := q * observations
 	b := sort.Search(len(buckets)-1, func(i int) bool { return buckets[i].Count >= rank })
 
-	if b == len(buckets)-1 {
-		return buckets[len(buckets)-2].UpperBound, forcedMonotonic, fixedPrecision
+	switch {
+	case b == len(buckets)-1:
+		quantile = buckets[len(buckets)-2].UpperBound
+	case b == 0 && buckets[0].UpperBound <= 0:
+		quantile = buckets[0].UpperBound
+	default:
+		var (
+			bucketStart float64
+			bucketEnd   = buckets[b].UpperBound
+			count       = buckets[b].Count
+		)
+		if b > 0 {
+			bucketStart = buckets[b-1].UpperBound
+			count -= buckets[b-1].Count
+			rank -= buckets[b-1].Count
+		}
+		quantile = bucketStart + (bucketEnd-bucketStart)*(rank/count)
 	}
-	if b == 0 && buckets[0].UpperBound <= 0 {
-		return buckets[0].UpperBound, forcedMonotonic, fixedPrecision
-	}
-	var (
-		bucketStart float64
-		bucketEnd   = buckets[b].UpperBound
-		count       = buckets[b].Count
-	)
-	if b > 0 {
-		bucketStart = buckets[b-1].UpperBound
-		count -= buckets[b-1].Count
-		rank -= buckets[b-1].Count
-	}
-	return bucketStart + (bucketEnd-bucketStart)*(rank/count), forcedMonotonic, fixedPrecision
+	return quantile, forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 }
 
 // HistogramQuantile calculates the quantile 'q' based on the given histogram.
@@ -406,6 +414,18 @@ func HistogramFraction(lower, upper float64, h *histogram.FloatHistogram, metric
 		// consistent with the linear interpolation known from classic
 		// histograms. It is also used for the zero bucket.
 		interpolateLinearly := func(v float64) float64 {
+			// Note: `v` is a finite value.
+			// For buckets with infinite bounds, we cannot interpolate meaningfully.
+			// For +Inf upper bound, interpolation returns the cumulative count of the previous bucket
+			// as the second term in the interpolation formula yields 0 (finite/Inf).
+			// In other words, no observations from the last bucket are considered in the fraction calculation.
+			// For -Inf lower bound, however, the second term would be (v-(-Inf))/(upperBound-(-Inf)) = Inf/Inf = NaN.
+			// To achieve the same effect of no contribution as the +Inf bucket, handle the -Inf case by returning
+			// the cumulative count at the first bucket (which equals the bucket's count).
+			// In both cases, we effectively skip interpolation within the infinite-width bucket.
+			if b.Lower == math.Inf(-1) {
+				return b.Count
+			}
 			return rank + b.Count*(v-b.Lower)/(b.Upper-b.Lower)
 		}
 
@@ -531,14 +551,34 @@ func BucketFraction(lower, upper float64, buckets Buckets) float64 {
 		rank, lowerRank, upperRank float64
 		lowerSet, upperSet         bool
 	)
+
+	// If the upper bound of the first bucket is greater than 0, we assume
+	// we are dealing with positive buckets only and lowerBound for the
+	// first bucket is set to 0; otherwise it is set to -Inf.
+	lowerBound := 0.0
+	if buckets[0].UpperBound <= 0 {
+		lowerBound = math.Inf(-1)
+	}
+
 	for i, b := range buckets {
-		lowerBound := math.Inf(-1)
 		if i > 0 {
 			lowerBound = buckets[i-1].UpperBound
 		}
 		upperBound := b.UpperBound
 
 		interpolateLinearly := func(v float64) float64 {
+			// Note: `v` is a finite value.
+			// For buckets with infinite bounds, we cannot interpolate meaningfully.
+			// For +Inf upper bound, interpolation returns the cumulative count of the previous bucket
+			// as the second term in the interpolation formula yields 0 (finite/Inf).
+			// In other words, no observations from the last bucket are considered in the fraction calculation.
+			// For -Inf lower bound, however, the second term would be (v-(-Inf))/(upperBound-(-Inf)) = Inf/Inf = NaN.
+			// To achieve the same effect of no contribution as the +Inf bucket, handle the -Inf case by returning
+			// the cumulative count at the first bucket.
+			// In both cases, we effectively skip interpolation within the infinite-width bucket.
+			if lowerBound == math.Inf(-1) {
+				return b.Count
+			}
 			return rank + (b.Count-rank)*(v-lowerBound)/(upperBound-lowerBound)
 		}
 
@@ -623,10 +663,20 @@ func coalesceBuckets(buckets Buckets) Buckets {
 // the histogram buckets, essentially removing any decreases in the count
 // between successive buckets.
 //
-// We return a bool to indicate if this monotonicity was forced or not, and
-// another bool to indicate if small deltas were ignored or not.
-func ensureMonotonicAndIgnoreSmallDeltas(buckets Buckets, tolerance float64) (bool, bool) {
-	var forcedMonotonic, fixedPrecision bool
+// We return:
+//   - a bool to indicate if monotonicity needed to be forced
+//   - a bool to indicate if small differences between buckets (that are likely
+//     artifacts of floating point precision issues) have been ignored.
+//   - a float to indicate the minimum bucket upper bound where monotonicity was forced, if applicable
+//   - a float to indicate the maximum bucket upper bound where monotonicity was forced, if applicable
+//   - a float to indicate the maximum difference between the count of two consecutive buckets
+//     where monotonicity was forced, if applicable
+func ensureMonotonicAndIgnoreSmallDeltas(buckets Buckets, tolerance float64) (
+	forcedMonotonic, fixedPrecision bool,
+	minBucket, maxBucket, maxDiff float64,
+) {
+	minBucket = math.Inf(+1)
+	maxBucket = math.Inf(-1)
 	prev := buckets[0].Count
 	for i := 1; i < len(buckets); i++ {
 		curr := buckets[i].Count // Assumed always positive.
@@ -647,11 +697,20 @@ func ensureMonotonicAndIgnoreSmallDeltas(buckets Buckets, tolerance float64) (bo
 			// Do not update the 'prev' value as we are ignoring the decrease.
 			buckets[i].Count = prev
 			forcedMonotonic = true
+			if buckets[i].UpperBound < minBucket {
+				minBucket = buckets[i].UpperBound
+			}
+			if buckets[i].UpperBound > maxBucket {
+				maxBucket = buckets[i].UpperBound
+			}
+			if diff := prev - curr; diff > maxDiff {
+				maxDiff = diff
+			}
 			continue
 		}
 		prev = curr
 	}
-	return forcedMonotonic, fixedPrecision
+	return forcedMonotonic, fixedPrecision, minBucket, maxBucket, maxDiff
 }
 
 // quantile calculates the given quantile of a vector of samples.

@@ -1,4 +1,4 @@
-// Copyright 2017 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -45,7 +45,7 @@ func (s String) String() string {
 }
 
 func (s String) MarshalJSON() ([]byte, error) {
-	return json.Marshal([...]interface{}{float64(s.T) / 1000, s.V})
+	return json.Marshal([...]any{float64(s.T) / 1000, s.V})
 }
 
 // Scalar is a data point that's explicitly not associated with a metric.
@@ -61,7 +61,7 @@ func (s Scalar) String() string {
 
 func (s Scalar) MarshalJSON() ([]byte, error) {
 	v := strconv.FormatFloat(s.V, 'f', -1, 64)
-	return json.Marshal([...]interface{}{float64(s.T) / 1000, v})
+	return json.Marshal([...]any{float64(s.T) / 1000, v})
 }
 
 // Series is a stream of data points belonging to a metric.
@@ -111,7 +111,7 @@ func (p FPoint) String() string {
 // timestamp.
 func (p FPoint) MarshalJSON() ([]byte, error) {
 	v := strconv.FormatFloat(p.F, 'f', -1, 64)
-	return json.Marshal([...]interface{}{float64(p.T) / 1000, v})
+	return json.Marshal([...]any{float64(p.T) / 1000, v})
 }
 
 // HPoint represents a single histogram data point for a given timestamp.
@@ -136,9 +136,9 @@ func (p HPoint) String() string {
 // timestamp.
 func (p HPoint) MarshalJSON() ([]byte, error) {
 	h := struct {
-		Count   string          `json:"count"`
-		Sum     string          `json:"sum"`
-		Buckets [][]interface{} `json:"buckets,omitempty"`
+		Count   string  `json:"count"`
+		Sum     string  `json:"sum"`
+		Buckets [][]any `json:"buckets,omitempty"`
 	}{
 		Count: strconv.FormatFloat(p.H.Count, 'f', -1, 64),
 		Sum:   strconv.FormatFloat(p.H.Sum, 'f', -1, 64),
@@ -161,7 +161,7 @@ func (p HPoint) MarshalJSON() ([]byte, error) {
 				boundaries = 0 // Inclusive only on upper end AKA left open.
 			}
 		}
-		bucketToMarshal := []interface{}{
+		bucketToMarshal := []any{
 			boundaries,
 			strconv.FormatFloat(bucket.Lower, 'f', -1, 64),
 			strconv.FormatFloat(bucket.Upper, 'f', -1, 64),
@@ -169,7 +169,7 @@ func (p HPoint) MarshalJSON() ([]byte, error) {
 		}
 		h.Buckets = append(h.Buckets, bucketToMarshal)
 	}
-	return json.Marshal([...]interface{}{float64(p.T) / 1000, h})
+	return json.Marshal([...]any{float64(p.T) / 1000, h})
 }
 
 // size returns the size of the HPoint compared to the size of an FPoint.
@@ -187,6 +187,26 @@ func totalHPointSize(histograms []HPoint) int {
 		total += h.size()
 	}
 	return total
+}
+
+// countSamplesAfter returns the number of sample equivalents in floats and histograms
+// with timestamp strictly after cutoff. Float samples count as 1; histogram samples
+// count via HPoint.size. Used for range-vector sample stats to count only new points per step.
+//
+// Both slices are sorted by timestamp ascending. We scan backwards from the end
+// because the call site uses cutoff = maxt - interval, which is typically close
+// to the end of the window, so only the last one or two points satisfy the
+// predicate. Backwards linear scan is O(k) for k matches and avoids the closure
+// overhead that sort.Search imposes on these very small slices.
+func countSamplesAfter(floats []FPoint, histograms []HPoint, cutoff int64) int64 {
+	var n int64
+	for i := len(floats) - 1; i >= 0 && floats[i].T > cutoff; i-- {
+		n++
+	}
+	for i := len(histograms) - 1; i >= 0 && histograms[i].T > cutoff; i-- {
+		n += int64(histograms[i].size())
+	}
+	return n
 }
 
 // Sample is a single sample belonging to a metric. It represents either a float
@@ -397,6 +417,24 @@ func (r *Result) String() string {
 	return r.Value.String()
 }
 
+// StartTimestamps stores sample start timestamps aligned with points.
+type StartTimestamps struct {
+	// Floats stores start timestamps for float samples.
+	Floats []int64
+	// Histograms stores start timestamps for histogram samples.
+	Histograms []int64
+}
+
+// Reset clears the start timestamps while keeping the slice capacity for reuse.
+func (st *StartTimestamps) Reset() {
+	if st.Floats != nil {
+		st.Floats = st.Floats[:0]
+	}
+	if st.Histograms != nil {
+		st.Histograms = st.Histograms[:0]
+	}
+}
+
 // StorageSeries simulates promql.Series as storage.Series.
 type StorageSeries struct {
 	series Series
@@ -471,16 +509,25 @@ func (ssi *storageSeriesIterator) At() (t int64, v float64) {
 	return ssi.currT, ssi.currF
 }
 
-func (ssi *storageSeriesIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+func (*storageSeriesIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
 	panic(errors.New("storageSeriesIterator: AtHistogram not supported"))
 }
 
-func (ssi *storageSeriesIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	return ssi.currT, ssi.currH
+func (ssi *storageSeriesIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	if fh == nil {
+		return ssi.currT, ssi.currH.Copy()
+	}
+	ssi.currH.CopyTo(fh)
+	return ssi.currT, fh
 }
 
 func (ssi *storageSeriesIterator) AtT() int64 {
 	return ssi.currT
+}
+
+// TODO(krajorama,ywwg): implement AtST.
+func (*storageSeriesIterator) AtST() int64 {
+	return 0
 }
 
 func (ssi *storageSeriesIterator) Next() chunkenc.ValueType {
@@ -531,7 +578,7 @@ func (ssi *storageSeriesIterator) Next() chunkenc.ValueType {
 	}
 }
 
-func (ssi *storageSeriesIterator) Err() error {
+func (*storageSeriesIterator) Err() error {
 	return nil
 }
 

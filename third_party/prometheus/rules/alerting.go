@@ -1,4 +1,4 @@
-// Copyright 2013 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -25,7 +25,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	"go.uber.org/atomic"
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
@@ -46,12 +46,18 @@ const (
 	alertStateLabel = "alertstate"
 )
 
+// ErrDuplicateAlertLabelSet is returned when an alerting rule evaluation produces
+// metrics with identical labelsets after applying alert labels.
+var ErrDuplicateAlertLabelSet = errors.New("vector contains metrics with the same labelset after applying alert labels")
+
 // AlertState denotes the state of an active alert.
 type AlertState int
 
 const (
+	// StateUnknown is the state of an alert that has not yet been evaluated.
+	StateUnknown AlertState = iota
 	// StateInactive is the state of an alert that is neither firing nor pending.
-	StateInactive AlertState = iota
+	StateInactive
 	// StatePending is the state of an alert that has been active for less than
 	// the configured threshold duration.
 	StatePending
@@ -62,6 +68,8 @@ const (
 
 func (s AlertState) String() string {
 	switch s {
+	case StateUnknown:
+		return "unknown"
 	case StateInactive:
 		return "inactive"
 	case StatePending:
@@ -274,6 +282,11 @@ func (r *AlertingRule) QueryForStateSeries(ctx context.Context, q storage.Querie
 	smpl := r.forStateSample(nil, time.Now(), 0)
 	var matchers []*labels.Matcher
 	smpl.Metric.Range(func(l labels.Label) {
+		// Skip labels with template syntax: their values are expanded per alert
+		// instance and would not match the stored series.
+		if strings.Contains(l.Value, "{{") {
+			return
+		}
 		mt, err := labels.NewMatcher(labels.MatchEqual, l.Name, l.Value)
 		if err != nil {
 			panic(err)
@@ -437,7 +450,7 @@ func (r *AlertingRule) Eval(ctx context.Context, queryOffset time.Duration, ts t
 		resultFPs[h] = struct{}{}
 
 		if _, ok := alerts[h]; ok {
-			return nil, errors.New("vector contains metrics with the same labelset after applying alert labels")
+			return nil, ErrDuplicateAlertLabelSet
 		}
 
 		alerts[h] = &Alert{
@@ -515,6 +528,14 @@ func (r *AlertingRule) Eval(ctx context.Context, queryOffset time.Duration, ts t
 			a.FiredAt = ts
 		}
 
+		// If the alert is firing and the active time is less than the new hold duration, set the state to pending.
+		if a.State == StateFiring && ts.Sub(a.ActiveAt) < r.holdDuration {
+			a.State = StatePending
+			a.FiredAt = time.Time{}
+			a.LastSentAt = time.Time{}
+			a.KeepFiringSince = time.Time{}
+		}
+
 		if r.restored.Load() {
 			vec = append(vec, r.sample(a, ts.Add(-queryOffset)))
 			vec = append(vec, r.forStateSample(a, ts.Add(-queryOffset), float64(a.ActiveAt.Unix())))
@@ -530,10 +551,14 @@ func (r *AlertingRule) Eval(ctx context.Context, queryOffset time.Duration, ts t
 }
 
 // State returns the maximum state of alert instances for this rule.
-// StateFiring > StatePending > StateInactive.
+// StateFiring > StatePending > StateInactive > StateUnknown.
 func (r *AlertingRule) State() AlertState {
 	r.activeMtx.Lock()
 	defer r.activeMtx.Unlock()
+	// Check if the rule has been evaluated
+	if r.evaluationTimestamp.Load().IsZero() {
+		return StateUnknown
+	}
 
 	maxState := StateInactive
 	for _, a := range r.active {
@@ -596,10 +621,7 @@ func (r *AlertingRule) sendAlerts(ctx context.Context, ts time.Time, resendDelay
 		if alert.needsSending(ts, resendDelay) {
 			alert.LastSentAt = ts
 			// Allow for two Eval or Alertmanager send failures.
-			delta := resendDelay
-			if interval > resendDelay {
-				delta = interval
-			}
+			delta := max(interval, resendDelay)
 			alert.ValidUntil = ts.Add(4 * delta)
 			anew := *alert
 			// The notifier re-uses the labels slice, hence make a copy.

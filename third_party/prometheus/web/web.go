@@ -1,4 +1,4 @@
-// Copyright 2013 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -36,8 +36,10 @@ import (
 	"time"
 
 	"github.com/alecthomas/units"
+	"github.com/felixge/fgprof"
 	"github.com/grafana/regexp"
 	"github.com/mwitkow/go-conntrack"
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	io_prometheus_client "github.com/prometheus/client_model/go"
@@ -52,10 +54,12 @@ import (
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/notifier"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/scrape"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/template"
+	"github.com/prometheus/prometheus/util/features"
 	"github.com/prometheus/prometheus/util/httputil"
 	"github.com/prometheus/prometheus/util/netconnlimit"
 	"github.com/prometheus/prometheus/util/notifications"
@@ -108,6 +112,11 @@ const (
 	NotReady ReadyStatus = iota
 	Ready
 	Stopping
+)
+
+var (
+	fgprofHandler = fgprof.Handler()
+	fgprofMu      sync.Mutex
 )
 
 // withStackTracer logs the stack trace in case the request panics. The function
@@ -247,6 +256,11 @@ func (h *Handler) ApplyConfig(conf *config.Config) error {
 	defer h.mtx.Unlock()
 
 	h.config = conf
+	if conf.StorageConfig.TSDBConfig != nil && conf.StorageConfig.TSDBConfig.Retention != nil {
+		h.options.TSDBRetentionDuration = conf.StorageConfig.TSDBConfig.Retention.Time
+		h.options.TSDBMaxBytes = conf.StorageConfig.TSDBConfig.Retention.Size
+		h.options.TSDBMaxPercentage = conf.StorageConfig.TSDBConfig.Retention.Percentage
+	}
 
 	return nil
 }
@@ -257,6 +271,7 @@ type Options struct {
 	TSDBRetentionDuration model.Duration
 	TSDBDir               string
 	TSDBMaxBytes          units.Base2Bytes
+	TSDBMaxPercentage     float64
 	LocalStorage          LocalStorage
 	Storage               storage.Storage
 	ExemplarStorage       storage.ExemplarQueryable
@@ -283,6 +298,8 @@ type Options struct {
 	UseOldUI                   bool
 	EnableLifecycle            bool
 	EnableAdminAPI             bool
+	EnableSearch               bool
+	MaxSearchLimit             int
 	PageTitle                  string
 	RemoteReadSampleLimit      int
 	RemoteReadConcurrencyLimit int
@@ -292,19 +309,28 @@ type Options struct {
 	ConvertOTLPDelta           bool
 	NativeOTLPDeltaIngestion   bool
 	IsAgent                    bool
-	CTZeroIngestionEnabled     bool
+	STZeroIngestionEnabled     bool
+	EnableTypeAndUnitLabels    bool
+	AppendMetadata             bool
 	AppName                    string
 
-	AcceptRemoteWriteProtoMsgs []config.RemoteWriteProtoMsg
+	AcceptRemoteWriteProtoMsgs remoteapi.MessageTypes
 
-	Gatherer   prometheus.Gatherer
-	Registerer prometheus.Registerer
+	Gatherer        prometheus.Gatherer
+	Registerer      prometheus.Registerer
+	FeatureRegistry features.Collector
+
+	// Parser is the PromQL parser used for parsing query expressions.
+	Parser parser.Parser
 }
 
 // New initializes a new web Handler.
 func New(logger *slog.Logger, o *Options) *Handler {
 	if logger == nil {
 		logger = promslog.NewNopLogger()
+	}
+	if o.Parser == nil {
+		o.Parser = parser.NewParser(parser.Options{})
 	}
 
 	m := newMetrics(o.Registerer)
@@ -346,17 +372,25 @@ func New(logger *slog.Logger, o *Options) *Handler {
 	}
 	h.SetReady(NotReady)
 
-	factorySPr := func(_ context.Context) api_v1.ScrapePoolsRetriever { return h.scrapeManager }
-	factoryTr := func(_ context.Context) api_v1.TargetRetriever { return h.scrapeManager }
-	factoryAr := func(_ context.Context) api_v1.AlertmanagerRetriever { return h.notifier }
-	FactoryRr := func(_ context.Context) api_v1.RulesRetriever { return h.ruleManager }
+	factorySPr := func(context.Context) api_v1.ScrapePoolsRetriever { return h.scrapeManager }
+	factoryTr := func(context.Context) api_v1.TargetRetriever { return h.scrapeManager }
+	factoryAr := func(context.Context) api_v1.AlertmanagerRetriever { return h.notifier }
+	FactoryRr := func(context.Context) api_v1.RulesRetriever { return h.ruleManager }
 
-	var app storage.Appendable
+	var (
+		app   storage.Appendable
+		appV2 storage.AppendableV2
+	)
 	if o.EnableRemoteWriteReceiver || o.EnableOTLPWriteReceiver {
-		app = h.storage
+		app, appV2 = h.storage, h.storage
 	}
 
-	h.apiV1 = api_v1.NewAPI(h.queryEngine, h.storage, app, h.exemplarStorage, factorySPr, factoryTr, factoryAr,
+	version := ""
+	if o.Version != nil {
+		version = o.Version.Version
+	}
+
+	h.apiV1 = api_v1.NewAPI(h.queryEngine, h.storage, app, appV2, h.exemplarStorage, factorySPr, factoryTr, factoryAr,
 		func() config.Config {
 			h.mtx.RLock()
 			defer h.mtx.RUnlock()
@@ -372,6 +406,8 @@ func New(logger *slog.Logger, o *Options) *Handler {
 		h.options.LocalStorage,
 		h.options.TSDBDir,
 		h.options.EnableAdminAPI,
+		h.options.EnableSearch,
+		h.options.MaxSearchLimit,
 		logger,
 		FactoryRr,
 		h.options.RemoteReadSampleLimit,
@@ -391,8 +427,43 @@ func New(logger *slog.Logger, o *Options) *Handler {
 		o.EnableOTLPWriteReceiver,
 		o.ConvertOTLPDelta,
 		o.NativeOTLPDeltaIngestion,
-		o.CTZeroIngestionEnabled,
+		o.STZeroIngestionEnabled,
+		o.LookbackDelta,
+		o.EnableTypeAndUnitLabels,
+		o.AppendMetadata,
+		nil,
+		o.FeatureRegistry,
+		api_v1.OpenAPIOptions{
+			ExternalURL:    o.ExternalURL.String(),
+			Version:        version,
+			MaxSearchLimit: o.MaxSearchLimit,
+		},
+		o.Parser,
 	)
+
+	if r := o.FeatureRegistry; r != nil {
+		// Set dynamic API features (based on configuration).
+		r.Set(features.API, "lifecycle", o.EnableLifecycle)
+		r.Set(features.API, "admin", o.EnableAdminAPI)
+		r.Set(features.API, "remote_write_receiver", o.EnableRemoteWriteReceiver)
+		r.Set(features.API, "otlp_write_receiver", o.EnableOTLPWriteReceiver)
+		r.Set(features.API, "search", o.EnableSearch)
+		for _, alg := range api_v1.FuzzAlgorithms() {
+			r.Enable(features.API, "search_fuzz_alg_"+alg)
+		}
+		r.Set(features.OTLPReceiver, "delta_conversion", o.ConvertOTLPDelta)
+		r.Set(features.OTLPReceiver, "native_delta_ingestion", o.NativeOTLPDeltaIngestion)
+		r.Enable(features.API, "label_values_match") // match[] parameter for label values endpoint.
+		r.Enable(features.API, "query_warnings")     // warnings in query responses.
+		r.Enable(features.API, "query_stats")        // stats parameter for query endpoints.
+		r.Enable(features.API, "time_range_series")  // start/end parameters for /series endpoint.
+		r.Enable(features.API, "time_range_labels")  // start/end parameters for /labels endpoints.
+		r.Enable(features.API, "exclude_alerts")     // exclude_alerts parameter for /rules endpoint.
+		r.Enable(features.API, "openapi_3.1")        // OpenAPI 3.1 specification support.
+		r.Enable(features.API, "openapi_3.2")        // OpenAPI 3.2 specification support.
+		r.Set(features.UI, "ui_v3", !o.UseOldUI)
+		r.Set(features.UI, "ui_v2", o.UseOldUI)
+	}
 
 	if o.RoutePrefix != "/" {
 		// If the prefix is missing for the root path, prepend it.
@@ -426,13 +497,6 @@ func New(logger *slog.Logger, o *Options) *Handler {
 	if h.options.UseOldUI {
 		reactAssetsRoot = "/static/react-app"
 	}
-
-	// The console library examples at 'console_libraries/prom.lib' still depend on old asset files being served under `classic`.
-	router.Get("/classic/static/*filepath", func(w http.ResponseWriter, r *http.Request) {
-		r.URL.Path = path.Join("/static", route.Param(r.Context(), "filepath"))
-		fs := server.StaticFileServer(ui.Assets)
-		fs.ServeHTTP(w, r)
-	})
 
 	router.Get("/version", h.version)
 	router.Get("/metrics", promhttp.Handler().ServeHTTP)
@@ -583,6 +647,13 @@ func serveDebug(w http.ResponseWriter, req *http.Request) {
 		pprof.Symbol(w, req)
 	case "trace":
 		pprof.Trace(w, req)
+	case "fgprof":
+		if !fgprofMu.TryLock() {
+			http.Error(w, "Could not enable fgprof profiling: fgprof profiling already in use", http.StatusInternalServerError)
+			return
+		}
+		defer fgprofMu.Unlock()
+		fgprofHandler.ServeHTTP(w, req)
 	default:
 		req.URL.Path = "/debug/pprof/" + subpath
 		pprof.Index(w, req)
@@ -613,8 +684,8 @@ func (h *Handler) testReady(f http.HandlerFunc) http.HandlerFunc {
 		case Ready:
 			f(w, r)
 		case NotReady:
-			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Header().Set("X-Prometheus-Stopping", "false")
+			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "Service Unavailable")
 		case Stopping:
 			w.Header().Set("X-Prometheus-Stopping", "true")
@@ -817,14 +888,25 @@ func (h *Handler) runtimeInfo() (api_v1.RuntimeInfo, error) {
 	status.Hostname = hostname
 	status.ServerTime = time.Now().UTC()
 
-	if h.options.TSDBRetentionDuration != 0 {
-		status.StorageRetention = h.options.TSDBRetentionDuration.String()
+	h.mtx.RLock()
+	tsdbRetentionDuration := h.options.TSDBRetentionDuration
+	tsdbMaxBytes := h.options.TSDBMaxBytes
+	tsdbMaxPercentage := h.options.TSDBMaxPercentage
+	h.mtx.RUnlock()
+	if tsdbRetentionDuration != 0 {
+		status.StorageRetention = tsdbRetentionDuration.String()
 	}
-	if h.options.TSDBMaxBytes != 0 {
+	if tsdbMaxBytes != 0 {
 		if status.StorageRetention != "" {
 			status.StorageRetention += " or "
 		}
-		status.StorageRetention += h.options.TSDBMaxBytes.String()
+		status.StorageRetention += tsdbMaxBytes.String()
+	}
+	if tsdbMaxPercentage != 0 {
+		if status.StorageRetention != "" {
+			status.StorageRetention += " or "
+		}
+		status.StorageRetention = status.StorageRetention + strconv.FormatFloat(tsdbMaxPercentage, 'g', -1, 64) + "%"
 	}
 
 	metrics, err := h.gatherer.Gather()

@@ -1,4 +1,4 @@
-// Copyright 2016 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -25,6 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/common/promslog"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	apiv1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -34,22 +36,31 @@ import (
 )
 
 const (
-	nodeIndex = "node"
-	podIndex  = "pod"
+	nodeIndex       = "node"
+	podIndex        = "pod"
+	replicaSetIndex = "replicaset"
+	jobIndex        = "job"
 )
 
 // Pod discovers new pod targets.
 type Pod struct {
-	podInf           cache.SharedIndexInformer
-	nodeInf          cache.SharedInformer
-	withNodeMetadata bool
-	store            cache.Store
-	logger           *slog.Logger
-	queue            *workqueue.Type
+	podInf                 cache.SharedIndexInformer
+	nodeInf                cache.SharedInformer
+	withNodeMetadata       bool
+	namespaceInf           cache.SharedInformer
+	withNamespaceMetadata  bool
+	replicaSetInf          cache.SharedInformer
+	withDeploymentMetadata bool
+	jobInf                 cache.SharedInformer
+	withJobMetadata        bool
+	withCronJobMetadata    bool
+	store                  cache.Store
+	logger                 *slog.Logger
+	queue                  *workqueue.Typed[string]
 }
 
 // NewPod creates a new pod discovery.
-func NewPod(l *slog.Logger, pods cache.SharedIndexInformer, nodes cache.SharedInformer, eventCount *prometheus.CounterVec) *Pod {
+func NewPod(l *slog.Logger, pods cache.SharedIndexInformer, nodes, namespace, replicaSets, jobs cache.SharedInformer, withDeploymentMetadata, withJobMetadata, withCronJobMetadata bool, eventCount *prometheus.CounterVec) *Pod {
 	if l == nil {
 		l = promslog.NewNopLogger()
 	}
@@ -59,23 +70,32 @@ func NewPod(l *slog.Logger, pods cache.SharedIndexInformer, nodes cache.SharedIn
 	podUpdateCount := eventCount.WithLabelValues(RolePod.String(), MetricLabelRoleUpdate)
 
 	p := &Pod{
-		podInf:           pods,
-		nodeInf:          nodes,
-		withNodeMetadata: nodes != nil,
-		store:            pods.GetStore(),
-		logger:           l,
-		queue:            workqueue.NewNamed(RolePod.String()),
+		podInf:                 pods,
+		nodeInf:                nodes,
+		withNodeMetadata:       nodes != nil,
+		namespaceInf:           namespace,
+		withNamespaceMetadata:  namespace != nil,
+		replicaSetInf:          replicaSets,
+		withDeploymentMetadata: withDeploymentMetadata,
+		jobInf:                 jobs,
+		withJobMetadata:        withJobMetadata,
+		withCronJobMetadata:    withCronJobMetadata,
+		store:                  pods.GetStore(),
+		logger:                 l,
+		queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{
+			Name: RolePod.String(),
+		}),
 	}
 	_, err := p.podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o interface{}) {
+		AddFunc: func(o any) {
 			podAddCount.Inc()
 			p.enqueue(o)
 		},
-		DeleteFunc: func(o interface{}) {
+		DeleteFunc: func(o any) {
 			podDeleteCount.Inc()
 			p.enqueue(o)
 		},
-		UpdateFunc: func(_, o interface{}) {
+		UpdateFunc: func(_, o any) {
 			podUpdateCount.Inc()
 			p.enqueue(o)
 		},
@@ -86,15 +106,15 @@ func NewPod(l *slog.Logger, pods cache.SharedIndexInformer, nodes cache.SharedIn
 
 	if p.withNodeMetadata {
 		_, err = p.nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(o interface{}) {
+			AddFunc: func(o any) {
 				node := o.(*apiv1.Node)
 				p.enqueuePodsForNode(node.Name)
 			},
-			UpdateFunc: func(_, o interface{}) {
+			UpdateFunc: func(_, o any) {
 				node := o.(*apiv1.Node)
 				p.enqueuePodsForNode(node.Name)
 			},
-			DeleteFunc: func(o interface{}) {
+			DeleteFunc: func(o any) {
 				nodeName, err := nodeName(o)
 				if err != nil {
 					l.Error("Error getting Node name", "err", err)
@@ -107,10 +127,56 @@ func NewPod(l *slog.Logger, pods cache.SharedIndexInformer, nodes cache.SharedIn
 		}
 	}
 
+	if p.withNamespaceMetadata {
+		_, err = p.namespaceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, o any) {
+				namespace := o.(*apiv1.Namespace)
+				p.enqueuePodsForNamespace(namespace.Name)
+			},
+			// Creation and deletion will trigger events for the change handlers of the resources within the namespace.
+			// No need to have additional handlers for them here.
+		})
+		if err != nil {
+			l.Error("Error adding namespaces event handler.", "err", err)
+		}
+	}
+
+	if p.withDeploymentMetadata && p.replicaSetInf != nil {
+		fn := func(o any) {
+			rs := o.(*appsv1.ReplicaSet)
+			rsName := namespacedName(rs.Namespace, rs.Name)
+			p.enqueuePodsForReplicaSet(rsName)
+		}
+		_, err = p.replicaSetInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { fn(o) },
+			UpdateFunc: func(_, o any) { fn(o) },
+			DeleteFunc: func(o any) { fn(o) },
+		})
+		if err != nil {
+			l.Error("Error adding replicasets event handler.", "err", err)
+		}
+	}
+
+	if (p.withJobMetadata || p.withCronJobMetadata) && p.jobInf != nil {
+		fn := func(o any) {
+			job := o.(*batchv1.Job)
+			jobName := namespacedName(job.Namespace, job.Name)
+			p.enqueuePodsForJob(jobName)
+		}
+		_, err = p.jobInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { fn(o) },
+			UpdateFunc: func(_, o any) { fn(o) },
+			DeleteFunc: func(o any) { fn(o) },
+		})
+		if err != nil {
+			l.Error("Error adding jobs event handler.", "err", err)
+		}
+	}
+
 	return p
 }
 
-func (p *Pod) enqueue(obj interface{}) {
+func (p *Pod) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return
@@ -126,6 +192,15 @@ func (p *Pod) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 	cacheSyncs := []cache.InformerSynced{p.podInf.HasSynced}
 	if p.withNodeMetadata {
 		cacheSyncs = append(cacheSyncs, p.nodeInf.HasSynced)
+	}
+	if p.withNamespaceMetadata {
+		cacheSyncs = append(cacheSyncs, p.namespaceInf.HasSynced)
+	}
+	if p.withDeploymentMetadata && p.replicaSetInf != nil {
+		cacheSyncs = append(cacheSyncs, p.replicaSetInf.HasSynced)
+	}
+	if (p.withJobMetadata || p.withCronJobMetadata) && p.jobInf != nil {
+		cacheSyncs = append(cacheSyncs, p.jobInf.HasSynced)
 	}
 
 	if !cache.WaitForCacheSync(ctx.Done(), cacheSyncs...) {
@@ -147,12 +222,11 @@ func (p *Pod) Run(ctx context.Context, ch chan<- []*targetgroup.Group) {
 }
 
 func (p *Pod) process(ctx context.Context, ch chan<- []*targetgroup.Group) bool {
-	keyObj, quit := p.queue.Get()
+	key, quit := p.queue.Get()
 	if quit {
 		return false
 	}
-	defer p.queue.Done(keyObj)
-	key := keyObj.(string)
+	defer p.queue.Done(key)
 
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -176,7 +250,7 @@ func (p *Pod) process(ctx context.Context, ch chan<- []*targetgroup.Group) bool 
 	return true
 }
 
-func convertToPod(o interface{}) (*apiv1.Pod, error) {
+func convertToPod(o any) (*apiv1.Pod, error) {
 	pod, ok := o.(*apiv1.Pod)
 	if ok {
 		return pod, nil
@@ -194,6 +268,9 @@ const (
 	podContainerPortNumberLabel   = metaLabelPrefix + "pod_container_port_number"
 	podContainerPortProtocolLabel = metaLabelPrefix + "pod_container_port_protocol"
 	podContainerIsInit            = metaLabelPrefix + "pod_container_init"
+	podCronJobNameLabel           = metaLabelPrefix + "pod_cronjob_name"
+	podDeploymentNameLabel        = metaLabelPrefix + "pod_deployment_name"
+	podJobNameLabel               = metaLabelPrefix + "pod_job_name"
 	podReadyLabel                 = metaLabelPrefix + "pod_ready"
 	podPhaseLabel                 = metaLabelPrefix + "pod_phase"
 	podNodeNameLabel              = metaLabelPrefix + "pod_node_name"
@@ -214,7 +291,7 @@ func GetControllerOf(controllee metav1.Object) *metav1.OwnerReference {
 	return nil
 }
 
-func podLabels(pod *apiv1.Pod) model.LabelSet {
+func podLabels(pod *apiv1.Pod, replicaSetInf, jobInf cache.SharedInformer, withDeploymentMetadata, withJobMetadata, withCronJobMetadata bool) model.LabelSet {
 	ls := model.LabelSet{
 		podIPLabel:       lv(pod.Status.PodIP),
 		podReadyLabel:    podReady(pod),
@@ -234,12 +311,43 @@ func podLabels(pod *apiv1.Pod) model.LabelSet {
 		if createdBy.Name != "" {
 			ls[podControllerName] = lv(createdBy.Name)
 		}
+		switch createdBy.Kind {
+		case "ReplicaSet":
+			if replicaSetInf != nil && withDeploymentMetadata {
+				key := namespacedName(pod.Namespace, createdBy.Name)
+				obj, exists, err := replicaSetInf.GetStore().GetByKey(key)
+				if err == nil && exists {
+					if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+						rsOwner := GetControllerOf(rs)
+						if rsOwner != nil && rsOwner.Kind == "Deployment" {
+							ls[podDeploymentNameLabel] = lv(rsOwner.Name)
+						}
+					}
+				}
+			}
+		case "Job":
+			if withJobMetadata {
+				ls[podJobNameLabel] = lv(createdBy.Name)
+			}
+			if jobInf != nil && withCronJobMetadata {
+				key := namespacedName(pod.Namespace, createdBy.Name)
+				obj, exists, err := jobInf.GetStore().GetByKey(key)
+				if err == nil && exists {
+					if job, ok := obj.(*batchv1.Job); ok {
+						jobOwner := GetControllerOf(job)
+						if jobOwner != nil && jobOwner.Kind == "CronJob" {
+							ls[podCronJobNameLabel] = lv(jobOwner.Name)
+						}
+					}
+				}
+			}
+		}
 	}
 
 	return ls
 }
 
-func (p *Pod) findPodContainerStatus(statuses *[]apiv1.ContainerStatus, containerName string) (*apiv1.ContainerStatus, error) {
+func (*Pod) findPodContainerStatus(statuses *[]apiv1.ContainerStatus, containerName string) (*apiv1.ContainerStatus, error) {
 	for _, s := range *statuses {
 		if s.Name == containerName {
 			return &s, nil
@@ -262,14 +370,30 @@ func (p *Pod) buildPod(pod *apiv1.Pod) *targetgroup.Group {
 		Source: podSource(pod),
 	}
 	// PodIP can be empty when a pod is starting or has been evicted.
-	if len(pod.Status.PodIP) == 0 {
+	if pod.Status.PodIP == "" {
 		return tg
 	}
 
-	tg.Labels = podLabels(pod)
+	// Filter out pods scheduled on nodes that are not in the node store, as
+	// these were filtered out by node selectors.
+	if p.withNodeMetadata {
+		_, exists, err := p.nodeInf.GetStore().GetByKey(pod.Spec.NodeName)
+		if err != nil {
+			p.logger.Error("failed to get node from store", "node", pod.Spec.NodeName, "err", err)
+			return tg
+		}
+		if !exists {
+			return tg
+		}
+	}
+
+	tg.Labels = podLabels(pod, p.replicaSetInf, p.jobInf, p.withDeploymentMetadata, p.withJobMetadata, p.withCronJobMetadata)
 	tg.Labels[namespaceLabel] = lv(pod.Namespace)
 	if p.withNodeMetadata {
 		tg.Labels = addNodeLabels(tg.Labels, p.nodeInf, p.logger, &pod.Spec.NodeName)
+	}
+	if p.withNamespaceMetadata {
+		tg.Labels = addNamespaceLabels(tg.Labels, p.namespaceInf, p.logger, pod.Namespace)
 	}
 
 	containers := append(pod.Spec.Containers, pod.Spec.InitContainers...)
@@ -317,10 +441,46 @@ func (p *Pod) buildPod(pod *apiv1.Pod) *targetgroup.Group {
 	return tg
 }
 
+func (p *Pod) enqueuePodsForReplicaSet(rsName string) {
+	pods, err := p.podInf.GetIndexer().ByIndex(replicaSetIndex, rsName)
+	if err != nil {
+		p.logger.Error("Error getting pods for replicaset", "replicaset", rsName, "err", err)
+		return
+	}
+
+	for _, pod := range pods {
+		p.enqueue(pod.(*apiv1.Pod))
+	}
+}
+
+func (p *Pod) enqueuePodsForJob(jobName string) {
+	pods, err := p.podInf.GetIndexer().ByIndex(jobIndex, jobName)
+	if err != nil {
+		p.logger.Error("Error getting pods for job", "job", jobName, "err", err)
+		return
+	}
+
+	for _, pod := range pods {
+		p.enqueue(pod.(*apiv1.Pod))
+	}
+}
+
 func (p *Pod) enqueuePodsForNode(nodeName string) {
 	pods, err := p.podInf.GetIndexer().ByIndex(nodeIndex, nodeName)
 	if err != nil {
 		p.logger.Error("Error getting pods for node", "node", nodeName, "err", err)
+		return
+	}
+
+	for _, pod := range pods {
+		p.enqueue(pod.(*apiv1.Pod))
+	}
+}
+
+func (p *Pod) enqueuePodsForNamespace(namespace string) {
+	pods, err := p.podInf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		p.logger.Error("Error getting pods in namespace", "namespace", namespace, "err", err)
 		return
 	}
 

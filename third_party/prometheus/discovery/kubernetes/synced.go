@@ -12,7 +12,7 @@ import (
 
 // sendSynced sends the initial-sync marker once the role's queue is first
 // drained after its informers synced, and reports whether it has been sent.
-func sendSynced(ctx context.Context, ch chan<- []*targetgroup.Group, q *workqueue.Type, sent bool) bool {
+func sendSynced(ctx context.Context, ch chan<- []*targetgroup.Group, q *workqueue.Typed[string], sent bool) bool {
 	if sent || q.Len() > 0 {
 		return sent
 	}

@@ -1,4 +1,4 @@
-// Copyright 2017 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strconv"
 
@@ -206,7 +207,7 @@ func (i *InstanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 				labels[openstackLabelTagPrefix+model.LabelName(name)] = model.LabelValue(v)
 			}
 			for pool, address := range s.Addresses {
-				md, ok := address.([]interface{})
+				md, ok := address.([]any)
 				if !ok {
 					i.logger.Warn("Invalid type for address, expected array")
 					continue
@@ -216,7 +217,7 @@ func (i *InstanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 					continue
 				}
 				for _, address := range md {
-					md1, ok := address.(map[string]interface{})
+					md1, ok := address.(map[string]any)
 					if !ok {
 						i.logger.Warn("Invalid type for address, expected dict")
 						continue
@@ -230,9 +231,7 @@ func (i *InstanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 						continue
 					}
 					lbls := make(model.LabelSet, len(labels))
-					for k, v := range labels {
-						lbls[k] = v
-					}
+					maps.Copy(lbls, labels)
 					lbls[openstackLabelAddressPool] = model.LabelValue(pool)
 					lbls[openstackLabelPrivateIP] = model.LabelValue(addr)
 					if val, ok := floatingIPList[floatingIPKey{deviceID: s.ID, fixed: addr}]; ok {

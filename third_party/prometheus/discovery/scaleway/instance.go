@@ -1,4 +1,4 @@
-// Copyright 2021 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -17,15 +17,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/common/version"
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	ipam "github.com/scaleway/scaleway-sdk-go/api/ipam/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/prometheus/prometheus/discovery/refresh"
@@ -84,16 +82,9 @@ func newInstanceDiscovery(conf *SDConfig) (*instanceDiscovery, error) {
 		tagsFilter: conf.TagsFilter,
 	}
 
-	rt, err := config.NewRoundTripperFromConfig(conf.HTTPClientConfig, "scaleway_sd")
+	client, err := newScalewayHTTPClient(conf)
 	if err != nil {
 		return nil, err
-	}
-
-	if conf.SecretKeyFile != "" {
-		rt, err = newAuthTokenFileRoundTripper(conf.SecretKeyFile, rt)
-		if err != nil {
-			return nil, err
-		}
 	}
 
 	profile, err := loadProfile(conf)
@@ -102,10 +93,7 @@ func newInstanceDiscovery(conf *SDConfig) (*instanceDiscovery, error) {
 	}
 
 	d.client, err = scw.NewClient(
-		scw.WithHTTPClient(&http.Client{
-			Transport: rt,
-			Timeout:   time.Duration(conf.RefreshInterval),
-		}),
+		scw.WithHTTPClient(client),
 		scw.WithUserAgent(version.PrometheusUserAgent()),
 		scw.WithProfile(profile),
 	)
@@ -117,7 +105,8 @@ func newInstanceDiscovery(conf *SDConfig) (*instanceDiscovery, error) {
 }
 
 func (d *instanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, error) {
-	api := instance.NewAPI(d.client)
+	instanceAPI := instance.NewAPI(d.client)
+	ipamAPI := ipam.NewAPI(d.client)
 
 	req := &instance.ListServersRequest{}
 
@@ -129,7 +118,12 @@ func (d *instanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 		req.Tags = d.tagsFilter
 	}
 
-	servers, err := api.ListServers(req, scw.WithAllPages(), scw.WithContext(ctx))
+	servers, err := instanceAPI.ListServers(req, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+
+	privateNICIPByID, err := privateNICIPs(ctx, ipamAPI, servers.Servers)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +215,19 @@ func (d *instanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 			addr = *server.PrivateIP
 		}
 
+		if addr == "" {
+			for _, privateNIC := range server.PrivateNics {
+				if privateNIC == nil {
+					continue
+				}
+				if privateIP := privateNICIPByID[privateNIC.ID]; privateIP != "" {
+					labels[instancePrivateIPv4Label] = model.LabelValue(privateIP)
+					addr = privateIP
+					break
+				}
+			}
+		}
+
 		if addr != "" {
 			addr := net.JoinHostPort(addr, strconv.FormatUint(uint64(d.port), 10))
 			labels[model.AddressLabel] = model.LabelValue(addr)
@@ -229,4 +236,44 @@ func (d *instanceDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, 
 	}
 
 	return []*targetgroup.Group{{Source: "scaleway", Targets: targets}}, nil
+}
+
+func privateNICIPs(ctx context.Context, api *ipam.API, servers []*instance.Server) (map[string]string, error) {
+	privateNICIDsByRegion := map[scw.Region][]string{}
+	for _, server := range servers {
+		if server.PrivateIP != nil || server.PublicIP != nil || server.IPv6 != nil { //nolint:staticcheck
+			continue
+		}
+
+		region, err := server.Zone.Region()
+		if err != nil {
+			return nil, err
+		}
+
+		for _, privateNIC := range server.PrivateNics {
+			if privateNIC != nil && privateNIC.ID != "" {
+				privateNICIDsByRegion[region] = append(privateNICIDsByRegion[region], privateNIC.ID)
+			}
+		}
+	}
+
+	privateNICIPs := map[string]string{}
+	for region, privateNICIDs := range privateNICIDsByRegion {
+		ips, err := api.ListIPs(&ipam.ListIPsRequest{
+			Region:        region,
+			ResourceIDs:   privateNICIDs,
+			ResourceTypes: []ipam.ResourceType{ipam.ResourceTypeInstancePrivateNic},
+		}, scw.WithAllPages(), scw.WithContext(ctx))
+		if err != nil {
+			return nil, err
+		}
+
+		for _, ip := range ips.IPs {
+			if ip != nil && ip.Resource != nil && !ip.IsIPv6 && ip.Address.IP != nil {
+				privateNICIPs[ip.Resource.ID] = ip.Address.IP.String()
+			}
+		}
+	}
+
+	return privateNICIPs, nil
 }

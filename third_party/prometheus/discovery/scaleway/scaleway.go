@@ -1,4 +1,4 @@
-// Copyright 2021 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -55,7 +54,7 @@ const (
 )
 
 // UnmarshalYAML implements the yaml.Unmarshaler interface.
-func (c *role) UnmarshalYAML(unmarshal func(interface{}) error) error {
+func (c *role) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal((*string)(c)); err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func (*SDConfig) NewDiscovererMetrics(_ prometheus.Registerer, rmi discovery.Ref
 	}
 }
 
-func (c SDConfig) Name() string {
+func (SDConfig) Name() string {
 	return "scaleway"
 }
 
@@ -125,7 +124,7 @@ func (c SDConfig) secretKeyForConfig() string {
 }
 
 // UnmarshalYAML implements the yaml.Unmarshaler interface.
-func (c *SDConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+func (c *SDConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	*c = DefaultSDConfig
 	type plain SDConfig
 	err := unmarshal((*plain)(c))
@@ -167,8 +166,8 @@ func (c *SDConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	return c.HTTPClientConfig.Validate()
 }
 
-func (c SDConfig) NewDiscoverer(options discovery.DiscovererOptions) (discovery.Discoverer, error) {
-	return NewDiscovery(&c, options.Logger, options.Metrics)
+func (c SDConfig) NewDiscoverer(opts discovery.DiscovererOptions) (discovery.Discoverer, error) {
+	return NewDiscovery(&c, opts)
 }
 
 // SetDirectory joins any relative file paths with dir.
@@ -185,8 +184,8 @@ func init() {
 // the Discoverer interface.
 type Discovery struct{}
 
-func NewDiscovery(conf *SDConfig, logger *slog.Logger, metrics discovery.DiscovererMetrics) (*refresh.Discovery, error) {
-	m, ok := metrics.(*scalewayMetrics)
+func NewDiscovery(conf *SDConfig, opts discovery.DiscovererOptions) (*refresh.Discovery, error) {
+	m, ok := opts.Metrics.(*scalewayMetrics)
 	if !ok {
 		return nil, errors.New("invalid discovery metrics type")
 	}
@@ -198,8 +197,9 @@ func NewDiscovery(conf *SDConfig, logger *slog.Logger, metrics discovery.Discove
 
 	return refresh.NewDiscovery(
 		refresh.Options{
-			Logger:              logger,
+			Logger:              opts.Logger,
 			Mech:                "scaleway",
+			SetName:             opts.SetName,
 			Interval:            time.Duration(conf.RefreshInterval),
 			RefreshF:            r.refresh,
 			MetricsInstantiator: m.refreshMetrics,
@@ -219,6 +219,27 @@ func newRefresher(conf *SDConfig) (refresher, error) {
 		return newInstanceDiscovery(conf)
 	}
 	return nil, errors.New("unknown Scaleway discovery role")
+}
+
+// newScalewayHTTPClient creates an HTTP client from the SD config, optionally
+// wrapping the transport with token-file authentication.
+func newScalewayHTTPClient(conf *SDConfig) (*http.Client, error) {
+	client, err := config.NewClientFromConfig(conf.HTTPClientConfig, "scaleway_sd")
+	if err != nil {
+		return nil, err
+	}
+
+	client.Timeout = time.Duration(conf.RefreshInterval)
+
+	if conf.SecretKeyFile != "" {
+		rt, err := newAuthTokenFileRoundTripper(conf.SecretKeyFile, client.Transport)
+		if err != nil {
+			return nil, err
+		}
+		client.Transport = rt
+	}
+
+	return client, nil
 }
 
 func loadProfile(sdConfig *SDConfig) (*scw.Profile, error) {

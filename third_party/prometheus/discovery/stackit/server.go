@@ -1,4 +1,4 @@
-// Copyright 2020 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -90,8 +90,8 @@ func newServerDiscovery(conf *SDConfig, logger *slog.Logger) (*iaasDiscovery, er
 		Servers:    servers,
 		NoAuth:     conf.ServiceAccountKey == "" && conf.ServiceAccountKeyPath == "",
 
-		ServiceAccountKey:     conf.ServiceAccountKey,
-		PrivateKey:            conf.PrivateKey,
+		ServiceAccountKey:     string(conf.ServiceAccountKey),
+		PrivateKey:            string(conf.PrivateKey),
 		ServiceAccountKeyPath: conf.ServiceAccountKeyPath,
 		PrivateKeyPath:        conf.PrivateKeyPath,
 		CredentialsFilePath:   conf.CredentialsFilePath,
@@ -126,7 +126,7 @@ func (i *iaasDiscovery) refresh(ctx context.Context) ([]*targetgroup.Group, erro
 	q.Set("details", "true")
 	apiURL.RawQuery = q.Encode()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL.String(), http.NoBody)
 	if err != nil {
 		return nil, fmt.Errorf("creating request: %w", err)
 	}

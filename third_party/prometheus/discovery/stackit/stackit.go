@@ -1,4 +1,4 @@
-// Copyright 2020 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -65,8 +65,8 @@ type SDConfig struct {
 	Port                  int            `yaml:"port,omitempty"`
 	Region                string         `yaml:"region,omitempty"`
 	Endpoint              string         `yaml:"endpoint,omitempty"`
-	ServiceAccountKey     string         `yaml:"service_account_key,omitempty"`
-	PrivateKey            string         `yaml:"private_key,omitempty"`
+	ServiceAccountKey     config.Secret  `yaml:"service_account_key,omitempty"`
+	PrivateKey            config.Secret  `yaml:"private_key,omitempty"`
 	ServiceAccountKeyPath string         `yaml:"service_account_key_path,omitempty"`
 	PrivateKeyPath        string         `yaml:"private_key_path,omitempty"`
 	CredentialsFilePath   string         `yaml:"credentials_file_path,omitempty"`
@@ -87,7 +87,7 @@ func (*SDConfig) Name() string { return "stackit" }
 
 // NewDiscoverer returns a Discoverer for the Config.
 func (c *SDConfig) NewDiscoverer(opts discovery.DiscovererOptions) (discovery.Discoverer, error) {
-	return NewDiscovery(c, opts.Logger, opts.Metrics)
+	return NewDiscovery(c, opts)
 }
 
 type refresher interface {
@@ -95,7 +95,7 @@ type refresher interface {
 }
 
 // UnmarshalYAML implements the yaml.Unmarshaler interface.
-func (c *SDConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+func (c *SDConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	*c = DefaultSDConfig
 	type plain SDConfig
 	err := unmarshal((*plain)(c))
@@ -126,21 +126,22 @@ type Discovery struct {
 }
 
 // NewDiscovery returns a new Discovery which periodically refreshes its targets.
-func NewDiscovery(conf *SDConfig, logger *slog.Logger, metrics discovery.DiscovererMetrics) (*refresh.Discovery, error) {
-	m, ok := metrics.(*stackitMetrics)
+func NewDiscovery(conf *SDConfig, opts discovery.DiscovererOptions) (*refresh.Discovery, error) {
+	m, ok := opts.Metrics.(*stackitMetrics)
 	if !ok {
 		return nil, errors.New("invalid discovery metrics type")
 	}
 
-	r, err := newRefresher(conf, logger)
+	r, err := newRefresher(conf, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 
 	return refresh.NewDiscovery(
 		refresh.Options{
-			Logger:              logger,
+			Logger:              opts.Logger,
 			Mech:                "stackit",
+			SetName:             opts.SetName,
 			Interval:            time.Duration(conf.RefreshInterval),
 			RefreshF:            r.refresh,
 			MetricsInstantiator: m.refreshMetrics,

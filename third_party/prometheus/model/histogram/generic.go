@@ -1,4 +1,4 @@
-// Copyright 2022 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -21,23 +21,49 @@ import (
 )
 
 const (
-	ExponentialSchemaMax int32 = 8
-	ExponentialSchemaMin int32 = -4
-	CustomBucketsSchema  int32 = -53
+	ExponentialSchemaMax         int32 = 8
+	ExponentialSchemaMaxReserved int32 = 52
+	ExponentialSchemaMin         int32 = -4
+	ExponentialSchemaMinReserved int32 = -9
+	CustomBucketsSchema          int32 = -53
 )
 
+type Error struct {
+	error
+}
+
+func (e Error) Unwrap() error {
+	return e.error
+}
+
 var (
-	ErrHistogramCountNotBigEnough     = errors.New("histogram's observation count should be at least the number of observations found in the buckets")
-	ErrHistogramCountMismatch         = errors.New("histogram's observation count should equal the number of observations found in the buckets (in absence of NaN)")
-	ErrHistogramNegativeBucketCount   = errors.New("histogram has a bucket whose observation count is negative")
-	ErrHistogramSpanNegativeOffset    = errors.New("histogram has a span whose offset is negative")
-	ErrHistogramSpansBucketsMismatch  = errors.New("histogram spans specify different number of buckets than provided")
-	ErrHistogramCustomBucketsMismatch = errors.New("histogram custom bounds are too few")
-	ErrHistogramCustomBucketsInvalid  = errors.New("histogram custom bounds must be in strictly increasing order")
-	ErrHistogramCustomBucketsInfinite = errors.New("histogram custom bounds must be finite")
-	ErrHistogramsIncompatibleSchema   = errors.New("cannot apply this operation on histograms with a mix of exponential and custom bucket schemas")
-	ErrHistogramsIncompatibleBounds   = errors.New("cannot apply this operation on custom buckets histograms with different custom bounds")
+	ErrHistogramCountNotBigEnough       = Error{error: errors.New("histogram's observation count should be at least the number of observations found in the buckets")}
+	ErrHistogramCountMismatch           = Error{error: errors.New("histogram's observation count should equal the number of observations found in the buckets (in absence of NaN)")}
+	ErrHistogramNegativeCount           = Error{error: errors.New("histogram's observation count is negative")}
+	ErrHistogramNegativeBucketCount     = Error{error: errors.New("histogram has a bucket whose observation count is negative")}
+	ErrHistogramSpanNegativeOffset      = Error{error: errors.New("histogram has a span whose offset is negative")}
+	ErrHistogramSpansBucketsMismatch    = Error{error: errors.New("histogram spans specify different number of buckets than provided")}
+	ErrHistogramCustomBucketsMismatch   = Error{error: errors.New("histogram custom bounds are too few")}
+	ErrHistogramCustomBucketsInvalid    = Error{error: errors.New("histogram custom bounds must be in strictly increasing order")}
+	ErrHistogramCustomBucketsInfinite   = Error{error: errors.New("histogram custom bounds must be finite")}
+	ErrHistogramCustomBucketsNaN        = Error{error: errors.New("histogram custom bounds must not be NaN")}
+	ErrHistogramsIncompatibleSchema     = Error{error: errors.New("cannot apply this operation on histograms with a mix of exponential and custom bucket schemas")}
+	ErrHistogramCustomBucketsZeroCount  = Error{error: errors.New("custom buckets: must have zero count of 0")}
+	ErrHistogramCustomBucketsZeroThresh = Error{error: errors.New("custom buckets: must have zero threshold of 0")}
+	ErrHistogramCustomBucketsNegSpans   = Error{error: errors.New("custom buckets: must not have negative spans")}
+	ErrHistogramCustomBucketsNegBuckets = Error{error: errors.New("custom buckets: must not have negative buckets")}
+	ErrHistogramExpSchemaCustomBounds   = Error{error: errors.New("histogram with exponential schema must not have custom bounds")}
+	ErrHistogramsInvalidSchema          = Error{error: fmt.Errorf("histogram has an invalid schema, which must be between %d and %d for exponential buckets, or %d for custom buckets", ExponentialSchemaMin, ExponentialSchemaMax, CustomBucketsSchema)}
+	ErrHistogramsUnknownSchema          = Error{error: fmt.Errorf("histogram has an unknown schema, which must be between %d and %d for exponential buckets, or %d for custom buckets", ExponentialSchemaMinReserved, ExponentialSchemaMaxReserved, CustomBucketsSchema)}
 )
+
+func InvalidSchemaError(s int32) error {
+	return Error{error: fmt.Errorf("%w, got schema %d", ErrHistogramsInvalidSchema, s)}
+}
+
+func UnknownSchemaError(s int32) error {
+	return Error{error: fmt.Errorf("%w, got schema %d", ErrHistogramsUnknownSchema, s)}
+}
 
 func IsCustomBucketsSchema(s int32) bool {
 	return s == CustomBucketsSchema
@@ -45,6 +71,34 @@ func IsCustomBucketsSchema(s int32) bool {
 
 func IsExponentialSchema(s int32) bool {
 	return s >= ExponentialSchemaMin && s <= ExponentialSchemaMax
+}
+
+func IsExponentialSchemaReserved(s int32) bool {
+	return s >= ExponentialSchemaMinReserved && s <= ExponentialSchemaMaxReserved
+}
+
+func IsValidSchema(s int32) bool {
+	return IsCustomBucketsSchema(s) || IsExponentialSchema(s)
+}
+
+// IsKnownSchema returns bool if we known and accept the schema, but need to
+// reduce resolution to the nearest supported schema.
+func IsKnownSchema(s int32) bool {
+	return IsCustomBucketsSchema(s) || IsExponentialSchemaReserved(s)
+}
+
+// CustomBucketBoundsMatch compares histogram custom bucket bounds (CustomValues)
+// and returns true if all values match.
+func CustomBucketBoundsMatch(c1, c2 []float64) bool {
+	if len(c1) != len(c2) {
+		return false
+	}
+	for i, c := range c1 {
+		if c != c2[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // BucketCount is a type constraint for the count in a bucket, which can be
@@ -176,14 +230,29 @@ func (b *baseBucketIterator[BC, IBC]) strippedAt() strippedBucket[BC] {
 // compactBuckets is a generic function used by both Histogram.Compact and
 // FloatHistogram.Compact. Set deltaBuckets to true if the provided buckets are
 // deltas. Set it to false if the buckets contain absolute counts.
-func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmptyBuckets int, deltaBuckets bool) ([]IBC, []Span) {
+// For float histograms, deltaBuckets is always false.
+// primaryBuckets hold the main histogram values, while compensationBuckets (if provided) store
+// Kahan compensation values. compensationBuckets can only be provided for float histograms
+// and are processed in parallel with primaryBuckets to maintain synchronization.
+func compactBuckets[IBC InternalBucketCount](
+	primaryBuckets []IBC, compensationBuckets []float64,
+	spans []Span, maxEmptyBuckets int, deltaBuckets bool,
+) (updatedPrimaryBuckets []IBC, updatedCompensationBuckets []float64, updatedSpans []Span) {
+	if deltaBuckets && compensationBuckets != nil {
+		panic("histogram type mismatch: deltaBuckets cannot be true when compensationBuckets is provided")
+	} else if compensationBuckets != nil && len(primaryBuckets) != len(compensationBuckets) {
+		panic(fmt.Errorf(
+			"primary buckets layout (%v) mismatch against associated compensation buckets layout (%v)",
+			primaryBuckets, compensationBuckets),
+		)
+	}
 	// Fast path: If there are no empty buckets AND no offset in any span is
 	// <= maxEmptyBuckets AND no span has length 0, there is nothing to do and we can return
 	// immediately. We check that first because it's cheap and presumably
 	// common.
 	nothingToDo := true
 	var currentBucketAbsolute IBC
-	for _, bucket := range buckets {
+	for _, bucket := range primaryBuckets {
 		if deltaBuckets {
 			currentBucketAbsolute += bucket
 		} else {
@@ -202,7 +271,7 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 			}
 		}
 		if nothingToDo {
-			return buckets, spans
+			return primaryBuckets, compensationBuckets, spans
 		}
 	}
 
@@ -214,12 +283,19 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 	emptyBucketsHere := func() int {
 		i := 0
 		abs := currentBucketAbsolute
-		for uint32(i)+posInSpan < spans[iSpan].Length && abs == 0 {
+		comp := float64(0)
+		if compensationBuckets != nil {
+			comp = compensationBuckets[iBucket]
+		}
+		for uint32(i)+posInSpan < spans[iSpan].Length && abs == 0 && comp == 0 {
 			i++
-			if i+iBucket >= len(buckets) {
+			if i+iBucket >= len(primaryBuckets) {
 				break
 			}
-			abs = buckets[i+iBucket]
+			abs = primaryBuckets[i+iBucket]
+			if compensationBuckets != nil {
+				comp = compensationBuckets[i+iBucket]
+			}
 		}
 		return i
 	}
@@ -256,14 +332,22 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 	spans = spans[:iSpan]
 	iSpan = 0
 
+	// If all spans were zero-length, no buckets remain valid.
+	if len(spans) == 0 {
+		if compensationBuckets != nil {
+			compensationBuckets = compensationBuckets[:0]
+		}
+		return primaryBuckets[:0], compensationBuckets, spans
+	}
+
 	// Cut out empty buckets from start and end of spans, no matter
 	// what. Also cut out empty buckets from the middle of a span but only
 	// if there are more than maxEmptyBuckets consecutive empty buckets.
-	for iBucket < len(buckets) {
+	for iBucket < len(primaryBuckets) && iSpan < len(spans) {
 		if deltaBuckets {
-			currentBucketAbsolute += buckets[iBucket]
+			currentBucketAbsolute += primaryBuckets[iBucket]
 		} else {
-			currentBucketAbsolute = buckets[iBucket]
+			currentBucketAbsolute = primaryBuckets[iBucket]
 		}
 		if nEmpty := emptyBucketsHere(); nEmpty > 0 {
 			if posInSpan > 0 &&
@@ -280,11 +364,14 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 				continue
 			}
 			// In all other cases, we cut out the empty buckets.
-			if deltaBuckets && iBucket+nEmpty < len(buckets) {
-				currentBucketAbsolute = -buckets[iBucket]
-				buckets[iBucket+nEmpty] += buckets[iBucket]
+			if deltaBuckets && iBucket+nEmpty < len(primaryBuckets) {
+				currentBucketAbsolute = -primaryBuckets[iBucket]
+				primaryBuckets[iBucket+nEmpty] += primaryBuckets[iBucket]
 			}
-			buckets = append(buckets[:iBucket], buckets[iBucket+nEmpty:]...)
+			primaryBuckets = append(primaryBuckets[:iBucket], primaryBuckets[iBucket+nEmpty:]...)
+			if compensationBuckets != nil {
+				compensationBuckets = append(compensationBuckets[:iBucket], compensationBuckets[iBucket+nEmpty:]...)
+			}
 			if posInSpan == 0 {
 				// Start of span.
 				if nEmpty == int(spans[iSpan].Length) {
@@ -334,8 +421,8 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 			iSpan++
 		}
 	}
-	if maxEmptyBuckets == 0 || len(buckets) == 0 {
-		return buckets, spans
+	if maxEmptyBuckets == 0 || len(primaryBuckets) == 0 {
+		return primaryBuckets, compensationBuckets, spans
 	}
 
 	// Finally, check if any offsets between spans are small enough to merge
@@ -343,7 +430,7 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 	iBucket = int(spans[0].Length)
 	if deltaBuckets {
 		currentBucketAbsolute = 0
-		for _, bucket := range buckets[:iBucket] {
+		for _, bucket := range primaryBuckets[:iBucket] {
 			currentBucketAbsolute += bucket
 		}
 	}
@@ -352,7 +439,7 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 		if int(spans[iSpan].Offset) > maxEmptyBuckets {
 			l := int(spans[iSpan].Length)
 			if deltaBuckets {
-				for _, bucket := range buckets[iBucket : iBucket+l] {
+				for _, bucket := range primaryBuckets[iBucket : iBucket+l] {
 					currentBucketAbsolute += bucket
 				}
 			}
@@ -364,22 +451,28 @@ func compactBuckets[IBC InternalBucketCount](buckets []IBC, spans []Span, maxEmp
 		offset := int(spans[iSpan].Offset)
 		spans[iSpan-1].Length += uint32(offset) + spans[iSpan].Length
 		spans = append(spans[:iSpan], spans[iSpan+1:]...)
-		newBuckets := make([]IBC, len(buckets)+offset)
-		copy(newBuckets, buckets[:iBucket])
-		copy(newBuckets[iBucket+offset:], buckets[iBucket:])
+		newPrimaryBuckets := make([]IBC, len(primaryBuckets)+offset)
+		copy(newPrimaryBuckets, primaryBuckets[:iBucket])
+		copy(newPrimaryBuckets[iBucket+offset:], primaryBuckets[iBucket:])
 		if deltaBuckets {
-			newBuckets[iBucket] = -currentBucketAbsolute
-			newBuckets[iBucket+offset] += currentBucketAbsolute
+			newPrimaryBuckets[iBucket] = -currentBucketAbsolute
+			newPrimaryBuckets[iBucket+offset] += currentBucketAbsolute
+		}
+		primaryBuckets = newPrimaryBuckets
+		if compensationBuckets != nil {
+			newCompensationBuckets := make([]float64, len(compensationBuckets)+offset)
+			copy(newCompensationBuckets, compensationBuckets[:iBucket])
+			copy(newCompensationBuckets[iBucket+offset:], compensationBuckets[iBucket:])
+			compensationBuckets = newCompensationBuckets
 		}
 		iBucket += offset
-		buckets = newBuckets
-		currentBucketAbsolute = buckets[iBucket]
+		currentBucketAbsolute = primaryBuckets[iBucket]
 		// Note that with many merges, it would be more efficient to
 		// first record all the chunks of empty buckets to insert and
 		// then do it in one go through all the buckets.
 	}
 
-	return buckets, spans
+	return primaryBuckets, compensationBuckets, spans
 }
 
 func checkHistogramSpans(spans []Span, numBuckets int) error {
@@ -402,7 +495,7 @@ func checkHistogramBuckets[BC BucketCount, IBC InternalBucketCount](buckets []IB
 	}
 
 	var last IBC
-	for i := 0; i < len(buckets); i++ {
+	for i := range buckets {
 		var c IBC
 		if deltas {
 			c = last + buckets[i]
@@ -421,8 +514,11 @@ func checkHistogramBuckets[BC BucketCount, IBC InternalBucketCount](buckets []IB
 
 func checkHistogramCustomBounds(bounds []float64, spans []Span, numBuckets int) error {
 	prev := math.Inf(-1)
-	for _, curr := range bounds {
-		if curr <= prev {
+	for i, curr := range bounds {
+		if math.IsNaN(curr) {
+			return ErrHistogramCustomBucketsNaN
+		}
+		if i > 0 && curr <= prev {
 			return fmt.Errorf("previous bound is %f and current is %f: %w", prev, curr, ErrHistogramCustomBucketsInvalid)
 		}
 		prev = curr
@@ -681,6 +777,8 @@ var exponentialBounds = [][]float64{
 // deltas. Set it to false if the buckets contain absolute counts.
 // Set inplace to true to reuse input slices and avoid allocations (otherwise
 // new slices will be allocated for result).
+// The functions returns an error if there are too many or too few buckets for the spans
+// or if any span except the first has a negative offset.
 func reduceResolution[IBC InternalBucketCount](
 	originSpans []Span,
 	originBuckets []IBC,
@@ -688,7 +786,7 @@ func reduceResolution[IBC InternalBucketCount](
 	targetSchema int32,
 	deltaBuckets bool,
 	inplace bool,
-) ([]Span, []IBC) {
+) ([]Span, []IBC, error) {
 	var (
 		targetSpans           []Span // The spans in the target schema.
 		targetBuckets         []IBC  // The bucket counts in the target schema.
@@ -707,10 +805,18 @@ func reduceResolution[IBC InternalBucketCount](
 		targetBuckets = originBuckets[:0]
 	}
 
-	for _, span := range originSpans {
+	for n, span := range originSpans {
+		if n > 0 && span.Offset < 0 {
+			return nil, nil, fmt.Errorf("span number %d with offset %d: %w", n+1, span.Offset, ErrHistogramSpanNegativeOffset)
+		}
 		// Determine the index of the first bucket in this span.
 		bucketIdx += span.Offset
 		for j := 0; j < int(span.Length); j++ {
+			// Protect against too few buckets in the origin.
+			if bucketCountIdx >= len(originBuckets) {
+				return nil, nil, fmt.Errorf("have %d buckets but spans need more: %w", len(originBuckets), ErrHistogramSpansBucketsMismatch)
+			}
+
 			// Determine the index of the bucket in the target schema from the index in the original schema.
 			targetBucketIdx = targetIdx(bucketIdx, originSchema, targetSchema)
 
@@ -769,12 +875,33 @@ func reduceResolution[IBC InternalBucketCount](
 					targetBuckets = append(targetBuckets, originBuckets[bucketCountIdx])
 				}
 			}
-
 			bucketIdx++
 			bucketCountIdx++
 		}
 	}
+	if bucketCountIdx != len(originBuckets) {
+		return nil, nil, fmt.Errorf("spans need %d buckets, have %d buckets: %w", bucketCountIdx, len(originBuckets), ErrHistogramSpansBucketsMismatch)
+	}
+	return targetSpans, targetBuckets, nil
+}
 
+// mustReduceResolution works like reduceResolution, but panics instead of
+// returning an error. Use mustReduceResolution if you are sure that the spans
+// and buckets are valid.
+func mustReduceResolution[IBC InternalBucketCount](
+	originSpans []Span,
+	originBuckets []IBC,
+	originSchema,
+	targetSchema int32,
+	deltaBuckets bool,
+	inplace bool,
+) ([]Span, []IBC) {
+	targetSpans, targetBuckets, err := reduceResolution(
+		originSpans, originBuckets, originSchema, targetSchema, deltaBuckets, inplace,
+	)
+	if err != nil {
+		panic(err)
+	}
 	return targetSpans, targetBuckets
 }
 

@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -23,6 +23,9 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 )
+
+// ImplementationName is the name of the labels implementation.
+const ImplementationName = "dedupelabels"
 
 // Labels is implemented by a SymbolTable and string holding name/value
 // pairs encoded as indexes into the table in varint encoding.
@@ -55,7 +58,7 @@ func NewSymbolTable() *SymbolTable {
 		nameTable: &nameTable{byNum: make([]string, defaultSymbolTableSize)},
 		byName:    make(map[string]int, defaultSymbolTableSize),
 	}
-	t.nameTable.symbolTable = t
+	t.symbolTable = t
 	return t
 }
 
@@ -95,8 +98,8 @@ func (t *SymbolTable) toNumUnlocked(name string) int {
 func (t *SymbolTable) checkNum(name string) (int, bool) {
 	t.mx.Lock()
 	defer t.mx.Unlock()
-	i, bool := t.byName[name]
-	return i, bool
+	i, ok := t.byName[name]
+	return i, ok
 }
 
 // ToName maps an integer to a string.
@@ -117,7 +120,7 @@ func decodeVarint(data string, index int) (int, int) {
 }
 
 func decodeVarintRest(b int, data string, index int) (int, int) {
-	value := int(b & 0x7FFF)
+	value := b & 0x7FFF
 	b = int(data[index])
 	index++
 	if b < 0x80 {
@@ -160,12 +163,12 @@ func (ls Labels) Bytes(buf []byte) []byte {
 
 // IsZero implements yaml.IsZeroer - if we don't have this then 'omitempty' fields are always omitted.
 func (ls Labels) IsZero() bool {
-	return len(ls.data) == 0
+	return ls.data == ""
 }
 
 // MatchLabels returns a subset of Labels that matches/does not match with the provided label names based on the 'on' boolean.
 // If on is set to true, it returns the subset of labels that match with the provided label names and its inverse when 'on' is set to false.
-// TODO: This is only used in printing an error message
+// TODO: This is only used in printing an error message.
 func (ls Labels) MatchLabels(on bool, names ...string) Labels {
 	b := NewBuilder(ls)
 	if on {
@@ -417,6 +420,13 @@ func (ls Labels) WithoutEmpty() Labels {
 	return ls
 }
 
+// ByteSize returns the approximate size of the labels in bytes.
+// String header size is ignored because it should be amortized to zero.
+// SymbolTable size is also not taken into account.
+func (ls Labels) ByteSize() uint64 {
+	return uint64(len(ls.data))
+}
+
 // Equal returns whether the two label sets are equal.
 func Equal(a, b Labels) bool {
 	if a.syms == b.syms {
@@ -499,14 +509,14 @@ func Compare(a, b Labels) int {
 	return (la - ia) - (lb - ib)
 }
 
-// Copy labels from b on top of whatever was in ls previously, reusing memory or expanding if needed.
+// CopyFrom copies labels from b on top of whatever was in ls previously, reusing memory or expanding if needed.
 func (ls *Labels) CopyFrom(b Labels) {
 	*ls = b // Straightforward memberwise copy is all we need.
 }
 
 // IsEmpty returns true if ls represents an empty set of labels.
 func (ls Labels) IsEmpty() bool {
-	return len(ls.data) == 0
+	return ls.data == ""
 }
 
 // Len returns the number of labels; it is relatively slow.
@@ -545,16 +555,17 @@ func (ls Labels) Validate(f func(l Label) error) error {
 }
 
 // InternStrings calls intern on every string value inside ls, replacing them with what it returns.
-func (ls *Labels) InternStrings(intern func(string) string) {
+func (*Labels) InternStrings(func(string) string) {
 	// TODO: remove these calls as there is nothing to do.
 }
 
 // ReleaseStrings calls release on every string value inside ls.
-func (ls Labels) ReleaseStrings(release func(string)) {
+func (Labels) ReleaseStrings(func(string)) {
 	// TODO: remove these calls as there is nothing to do.
 }
 
 // DropMetricName returns Labels with the "__name__" removed.
+//
 // Deprecated: Use DropReserved instead.
 func (ls Labels) DropMetricName() Labels {
 	return ls.DropReserved(func(n string) bool { return n == MetricName })
@@ -694,7 +705,7 @@ func encodeVarintSlow(data []byte, offset int, v uint64) int {
 	return base
 }
 
-// Special code for the common case that a value is less than 32768
+// Special code for the common case that a value is less than 32768.
 func encodeVarint(data []byte, offset, v int) int {
 	if v < 1<<15 {
 		offset -= 2
@@ -740,7 +751,7 @@ func appendLabelTo(nameNum, valueNum int, buf []byte) []byte {
 	}
 	i := sizeRequired
 	i = encodeVarint(buf, i, valueNum)
-	i = encodeVarint(buf, i, nameNum)
+	encodeVarint(buf, i, nameNum)
 	return buf
 }
 
@@ -768,6 +779,14 @@ func (b *ScratchBuilder) SetSymbolTable(s *SymbolTable) {
 	b.syms = s
 }
 
+// SetUnsafeAdd allows turning on/off the assumptions that added strings are unsafe
+// for reuse. ScratchBuilder implementations that do reuse strings, must clone
+// the strings.
+//
+// DedupeLabels implementation copies any new strings to the symbolTable when
+// Labels() is called, so this operation is noop.
+func (ScratchBuilder) SetUnsafeAdd(bool) {}
+
 func (b *ScratchBuilder) Reset() {
 	b.add = b.add[:0]
 	b.output = EmptyLabels()
@@ -775,14 +794,9 @@ func (b *ScratchBuilder) Reset() {
 
 // Add a name/value pair.
 // Note if you Add the same name twice you will get a duplicate label, which is invalid.
+// The values must remain live until Labels() is called.
 func (b *ScratchBuilder) Add(name, value string) {
 	b.add = append(b.add, Label{Name: name, Value: value})
-}
-
-// Add a name/value pair, using []byte instead of string to reduce memory allocations.
-// The values must remain live until Labels() is called.
-func (b *ScratchBuilder) UnsafeAddBytes(name, value []byte) {
-	b.add = append(b.add, Label{Name: yoloString(name), Value: yoloString(value)})
 }
 
 // Sort the labels added so far by name.
@@ -808,7 +822,7 @@ func (b *ScratchBuilder) Labels() Labels {
 	return b.output
 }
 
-// Write the newly-built Labels out to ls, reusing an internal buffer.
+// Overwrite the newly-built Labels out to ls, reusing an internal buffer.
 // Callers must ensure that there are no other references to ls, or any strings fetched from it.
 func (b *ScratchBuilder) Overwrite(ls *Labels) {
 	var size int

@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -18,7 +18,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/common/model"
 
@@ -84,7 +83,7 @@ type NHCBParser struct {
 	fhNHCB           *histogram.FloatHistogram
 	lsetNHCB         labels.Labels
 	exemplars        []exemplar.Exemplar
-	ctNHCB           int64
+	stNHCB           int64
 	metricStringNHCB string
 
 	// Collates values from the classic histogram series to build
@@ -93,7 +92,7 @@ type NHCBParser struct {
 	tempNHCB          convertnhcb.TempHistogram
 	tempExemplars     []exemplar.Exemplar
 	tempExemplarCount int
-	tempCT            int64
+	tempST            int64
 
 	// Remembers the last base histogram metric name (assuming it's
 	// a classic histogram) so we can tell if the next float series
@@ -160,16 +159,16 @@ func (p *NHCBParser) Exemplar(ex *exemplar.Exemplar) bool {
 	return p.parser.Exemplar(ex)
 }
 
-func (p *NHCBParser) CreatedTimestamp() int64 {
+func (p *NHCBParser) StartTimestamp() int64 {
 	switch p.state {
 	case stateStart, stateInhibiting:
 		if p.entry == EntrySeries || p.entry == EntryHistogram {
-			return p.parser.CreatedTimestamp()
+			return p.parser.StartTimestamp()
 		}
 	case stateCollecting:
-		return p.tempCT
+		return p.tempST
 	case stateEmitting:
-		return p.ctNHCB
+		return p.stNHCB
 	}
 	return 0
 }
@@ -319,7 +318,7 @@ func (p *NHCBParser) handleClassicHistogramSeries(lset labels.Labels) bool {
 func (p *NHCBParser) processClassicHistogramSeries(lset labels.Labels, name string, updateHist func(*convertnhcb.TempHistogram)) {
 	if p.state != stateCollecting {
 		p.storeClassicLabels(name)
-		p.tempCT = p.parser.CreatedTimestamp()
+		p.tempST = p.parser.StartTimestamp()
 		p.state = stateCollecting
 		p.tempLsetNHCB = convertnhcb.GetHistogramMetricBase(lset, name)
 	}
@@ -353,7 +352,7 @@ func (p *NHCBParser) swapExemplars() {
 }
 
 // processNHCB converts the collated classic histogram series to NHCB and caches the info
-// to be returned to callers. Retruns true if the conversion was successful.
+// to be returned to callers. Returns true if the conversion was successful.
 func (p *NHCBParser) processNHCB() bool {
 	if p.state != stateCollecting {
 		return false
@@ -373,17 +372,26 @@ func (p *NHCBParser) processNHCB() bool {
 			p.hNHCB = nil
 			p.fhNHCB = fh
 		}
-		p.metricStringNHCB = p.tempLsetNHCB.Get(labels.MetricName) + strings.ReplaceAll(p.tempLsetNHCB.DropMetricName().String(), ", ", ",")
+
+		lblsWithMetricName := p.tempLsetNHCB.DropReserved(func(n string) bool { return n == labels.MetricName })
+		// Ensure we return `metric` instead of `metric{}` for name only
+		// series, for consistency with wrapped parsers.
+		if lblsWithMetricName.IsEmpty() {
+			p.metricStringNHCB = p.tempLsetNHCB.Get(labels.MetricName)
+		} else {
+			p.metricStringNHCB = p.tempLsetNHCB.Get(labels.MetricName) + lblsWithMetricName.StringNoSpace()
+		}
+
 		p.bytesNHCB = []byte(p.metricStringNHCB)
 		p.lsetNHCB = p.tempLsetNHCB
 		p.swapExemplars()
-		p.ctNHCB = p.tempCT
+		p.stNHCB = p.tempST
 		p.state = stateEmitting
 	} else {
 		p.state = stateStart
 	}
 	p.tempNHCB.Reset()
 	p.tempExemplarCount = 0
-	p.tempCT = 0
+	p.tempST = 0
 	return err == nil
 }

@@ -1,4 +1,4 @@
-// Copyright 2021 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -19,9 +19,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/gogo/protobuf/types"
@@ -32,16 +29,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	dto "github.com/prometheus/prometheus/prompb/io/prometheus/client"
 	"github.com/prometheus/prometheus/schema"
+	"github.com/prometheus/prometheus/util/convertnhcb"
 )
-
-// floatFormatBufPool is exclusively used in formatOpenMetricsFloat.
-var floatFormatBufPool = sync.Pool{
-	New: func() interface{} {
-		// To contain at most 17 digits and additional syntax for a float64.
-		b := make([]byte, 0, 24)
-		return &b
-	},
-}
 
 // ProtobufParser parses the old Prometheus protobuf format and present it
 // as the text-style textparse.Parser interface.
@@ -76,22 +65,42 @@ type ProtobufParser struct {
 	// that we have to decode the next MetricDescriptor.
 	state Entry
 
+	// Whether to completely ignore any native parts of histograms.
+	ignoreNativeHistograms bool
 	// Whether to also parse a classic histogram that is also present as a
 	// native histogram.
-	parseClassicHistograms  bool
+	parseClassicHistograms bool
+	// Whether to add type and unit labels.
 	enableTypeAndUnitLabels bool
+
+	// Whether to convert classic histograms to native histograms with custom buckets.
+	convertClassicHistogramsToNHCB bool
+	// Reusable classic to NHCB converter.
+	tmpNHCB convertnhcb.TempHistogram
+	// We need to preload NHCB since we cannot do error handling in Histogram().
+	nhcbH  *histogram.Histogram
+	nhcbFH *histogram.FloatHistogram
 }
 
 // NewProtobufParser returns a parser for the payload in the byte slice.
-func NewProtobufParser(b []byte, parseClassicHistograms, enableTypeAndUnitLabels bool, st *labels.SymbolTable) Parser {
+func NewProtobufParser(
+	b []byte,
+	ignoreNativeHistograms, parseClassicHistograms, convertClassicHistogramsToNHCB, enableTypeAndUnitLabels bool,
+	st *labels.SymbolTable,
+) Parser {
+	builder := labels.NewScratchBuilderWithSymbolTable(st, 16)
+	builder.SetUnsafeAdd(true)
 	return &ProtobufParser{
 		dec:        dto.NewMetricStreamingDecoder(b),
 		entryBytes: &bytes.Buffer{},
-		builder:    labels.NewScratchBuilderWithSymbolTable(st, 16), // TODO(bwplotka): Try base builder.
+		builder:    builder,
 
-		state:                   EntryInvalid,
-		parseClassicHistograms:  parseClassicHistograms,
-		enableTypeAndUnitLabels: enableTypeAndUnitLabels,
+		state:                          EntryInvalid,
+		ignoreNativeHistograms:         ignoreNativeHistograms,
+		parseClassicHistograms:         parseClassicHistograms,
+		enableTypeAndUnitLabels:        enableTypeAndUnitLabels,
+		convertClassicHistogramsToNHCB: convertClassicHistogramsToNHCB,
+		tmpNHCB:                        convertnhcb.NewTempHistogram(),
 	}
 }
 
@@ -181,6 +190,15 @@ func (p *ProtobufParser) Histogram() ([]byte, *int64, *histogram.Histogram, *his
 		ts = &p.dec.TimestampMs // To save memory allocations, never nil.
 		h  = p.dec.GetHistogram()
 	)
+
+	if p.ignoreNativeHistograms || !isNativeHistogram(h) {
+		// This only happens if we have a classic histogram and
+		// we converted it to NHCB already in Next.
+		if *ts != 0 {
+			return p.entryBytes.Bytes(), ts, p.nhcbH, p.nhcbFH
+		}
+		return p.entryBytes.Bytes(), nil, p.nhcbH, p.nhcbFH
+	}
 
 	if p.parseClassicHistograms && len(h.GetBucket()) > 0 {
 		p.redoClassic = true
@@ -299,7 +317,7 @@ func (p *ProtobufParser) Unit() ([]byte, []byte) {
 
 // Comment always returns nil because comments aren't supported by the protobuf
 // format.
-func (p *ProtobufParser) Comment() []byte {
+func (*ProtobufParser) Comment() []byte {
 	return nil
 }
 
@@ -381,24 +399,24 @@ func (p *ProtobufParser) Exemplar(ex *exemplar.Exemplar) bool {
 	return true
 }
 
-// CreatedTimestamp returns CT or 0 if CT is not present on counters, summaries or histograms.
-func (p *ProtobufParser) CreatedTimestamp() int64 {
-	var ct *types.Timestamp
+// StartTimestamp returns ST or 0 if ST is not present on counters, summaries or histograms.
+func (p *ProtobufParser) StartTimestamp() int64 {
+	var st *types.Timestamp
 	switch p.dec.GetType() {
 	case dto.MetricType_COUNTER:
-		ct = p.dec.GetCounter().GetCreatedTimestamp()
+		st = p.dec.GetCounter().GetStartTimestamp()
 	case dto.MetricType_SUMMARY:
-		ct = p.dec.GetSummary().GetCreatedTimestamp()
+		st = p.dec.GetSummary().GetStartTimestamp()
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-		ct = p.dec.GetHistogram().GetCreatedTimestamp()
+		st = p.dec.GetHistogram().GetStartTimestamp()
 	default:
 	}
-	if ct == nil {
+	if st == nil {
 		return 0
 	}
 	// Same as the gogo proto types.TimestampFromProto but straight to integer.
 	// and without validation.
-	return ct.GetSeconds()*1e3 + int64(ct.GetNanos())/1e6
+	return st.GetSeconds()*1e3 + int64(st.GetNanos())/1e6
 }
 
 // Next advances the parser to the next "sample" (emulating the behavior of a
@@ -406,6 +424,8 @@ func (p *ProtobufParser) CreatedTimestamp() int64 {
 // read.
 func (p *ProtobufParser) Next() (Entry, error) {
 	p.exemplarReturned = false
+	p.nhcbH = nil
+	p.nhcbFH = nil
 	switch p.state {
 	// Invalid state occurs on:
 	// * First Next() call.
@@ -428,7 +448,7 @@ func (p *ProtobufParser) Next() (Entry, error) {
 		// We are at the beginning of a metric family. Put only the name
 		// into entryBytes and validate only name, help, and type for now.
 		name := p.dec.GetName()
-		if !model.IsValidMetricName(model.LabelValue(name)) {
+		if !model.UTF8Validation.IsValidMetricName(name) {
 			return EntryInvalid, fmt.Errorf("invalid metric name: %s", name)
 		}
 		if help := p.dec.GetHelp(); !utf8.ValidString(help) {
@@ -445,16 +465,6 @@ func (p *ProtobufParser) Next() (Entry, error) {
 		default:
 			return EntryInvalid, fmt.Errorf("unknown metric type for metric %q: %s", name, p.dec.GetType())
 		}
-		unit := p.dec.GetUnit()
-		if len(unit) > 0 {
-			if p.dec.GetType() == dto.MetricType_COUNTER && strings.HasSuffix(name, "_total") {
-				if !strings.HasSuffix(name[:len(name)-6], unit) || len(name)-6 < len(unit)+1 || name[len(name)-6-len(unit)-1] != '_' {
-					return EntryInvalid, fmt.Errorf("unit %q not a suffix of counter %q", unit, name)
-				}
-			} else if !strings.HasSuffix(name, unit) || len(name) < len(unit)+1 || name[len(name)-len(unit)-1] != '_' {
-				return EntryInvalid, fmt.Errorf("unit %q not a suffix of metric %q", unit, name)
-			}
-		}
 		p.entryBytes.Reset()
 		p.entryBytes.WriteString(name)
 		p.state = EntryHelp
@@ -468,8 +478,15 @@ func (p *ProtobufParser) Next() (Entry, error) {
 		p.state = EntryType
 	case EntryType:
 		t := p.dec.GetType()
-		if (t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM) &&
-			isNativeHistogram(p.dec.GetHistogram()) {
+		if t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM {
+			if p.ignoreNativeHistograms || !isNativeHistogram(p.dec.GetHistogram()) {
+				p.state = EntrySeries
+				p.fieldPos = -3 // We have not returned anything, let p.Next() increment it to -2.
+				return p.Next()
+			}
+			if err := checkNativeHistogramConsistency(p.dec.GetHistogram()); err != nil {
+				return EntryInvalid, fmt.Errorf("histogram %q: %w", p.dec.GetName(), err)
+			}
 			p.state = EntryHistogram
 		} else {
 			p.state = EntrySeries
@@ -480,14 +497,19 @@ func (p *ProtobufParser) Next() (Entry, error) {
 	case EntrySeries:
 		// Potentially a second series in the metric family.
 		t := p.dec.GetType()
+		decodeNext := true
 		if t == dto.MetricType_SUMMARY ||
 			t == dto.MetricType_HISTOGRAM ||
 			t == dto.MetricType_GAUGE_HISTOGRAM {
 			// Non-trivial series (complex metrics, with magic suffixes).
 
+			isClassicHistogram := (t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM) &&
+				(p.ignoreNativeHistograms || !isNativeHistogram(p.dec.GetHistogram()))
+			skipSeries := p.convertClassicHistogramsToNHCB && isClassicHistogram && !p.parseClassicHistograms
+
 			// Did we iterate over all the classic representations fields?
 			// NOTE: p.fieldsDone is updated on p.onSeriesOrHistogramUpdate.
-			if !p.fieldsDone {
+			if !p.fieldsDone && !skipSeries {
 				// Still some fields to iterate over.
 				p.fieldPos++
 				if err := p.onSeriesOrHistogramUpdate(); err != nil {
@@ -504,30 +526,52 @@ func (p *ProtobufParser) Next() (Entry, error) {
 			// If this is a metric family containing native
 			// histograms, it means we are here thanks to redoClassic state.
 			// Return to native histograms for the consistent flow.
-			if (t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM) &&
-				isNativeHistogram(p.dec.GetHistogram()) {
-				p.state = EntryHistogram
+			// If this is a metric family containing classic histograms,
+			// it means we might need to do NHCB conversion.
+			if t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM {
+				if !isClassicHistogram {
+					if err := checkNativeHistogramConsistency(p.dec.GetHistogram()); err != nil {
+						return EntryInvalid, fmt.Errorf("histogram %q: %w", p.dec.GetName(), err)
+					}
+					p.state = EntryHistogram
+				} else if p.convertClassicHistogramsToNHCB {
+					// We still need to spit out the NHCB.
+					var err error
+					p.nhcbH, p.nhcbFH, err = p.convertToNHCB(t)
+					if err != nil {
+						return EntryInvalid, err
+					}
+					p.state = EntryHistogram
+					// We have an NHCB to emit, no need to decode the next series.
+					decodeNext = false
+				}
 			}
 		}
 		// Is there another series?
-		if err := p.dec.NextMetric(); err != nil {
-			if errors.Is(err, io.EOF) {
-				p.state = EntryInvalid
-				return p.Next()
+		if decodeNext {
+			if err := p.dec.NextMetric(); err != nil {
+				if errors.Is(err, io.EOF) {
+					p.state = EntryInvalid
+					return p.Next()
+				}
+				return EntryInvalid, err
 			}
-			return EntryInvalid, err
 		}
 		if err := p.onSeriesOrHistogramUpdate(); err != nil {
 			return EntryInvalid, err
 		}
 	case EntryHistogram:
-		// Was Histogram() called and parseClassicHistograms is true?
-		if p.redoClassic {
+		switchToClassic := func() (Entry, error) {
 			p.redoClassic = false
 			p.fieldPos = -3
 			p.fieldsDone = false
 			p.state = EntrySeries
 			return p.Next() // Switch to classic histogram.
+		}
+
+		// Was Histogram() called and parseClassicHistograms is true?
+		if p.redoClassic {
+			return switchToClassic()
 		}
 
 		// Is there another series?
@@ -538,6 +582,15 @@ func (p *ProtobufParser) Next() (Entry, error) {
 			}
 			return EntryInvalid, err
 		}
+
+		// If this metric is not a native histograms or we are ignoring
+		// native histograms, it means we are here thanks to NHCB
+		// conversion. Return to classic histograms for the consistent
+		// flow.
+		if p.ignoreNativeHistograms || !isNativeHistogram(p.dec.GetHistogram()) {
+			return switchToClassic()
+		}
+
 		if err := p.onSeriesOrHistogramUpdate(); err != nil {
 			return EntryInvalid, err
 		}
@@ -564,10 +617,7 @@ func (p *ProtobufParser) onSeriesOrHistogramUpdate() error {
 			Unit: p.dec.GetUnit(),
 		}
 		m.AddToLabels(&p.builder)
-		if err := p.dec.Label(schema.IgnoreOverriddenMetadataLabelsScratchBuilder{
-			Overwrite:      m,
-			ScratchBuilder: &p.builder,
-		}); err != nil {
+		if err := p.dec.Label(m.NewIgnoreOverriddenMetadataLabelScratchBuilder(&p.builder)); err != nil {
 			return err
 		}
 	} else {
@@ -630,9 +680,13 @@ func (p *ProtobufParser) getMagicLabel() (bool, string, string) {
 	switch p.dec.GetType() {
 	case dto.MetricType_SUMMARY:
 		qq := p.dec.GetSummary().GetQuantile()
+		if p.fieldPos >= len(qq) {
+			p.fieldsDone = true
+			return false, "", ""
+		}
 		q := qq[p.fieldPos]
 		p.fieldsDone = p.fieldPos == len(qq)-1
-		return true, model.QuantileLabel, formatOpenMetricsFloat(q.GetQuantile())
+		return true, model.QuantileLabel, labels.FormatOpenMetricsFloat(q.GetQuantile())
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 		bb := p.dec.GetHistogram().GetBucket()
 		if p.fieldPos >= len(bb) {
@@ -641,39 +695,9 @@ func (p *ProtobufParser) getMagicLabel() (bool, string, string) {
 		}
 		b := bb[p.fieldPos]
 		p.fieldsDone = math.IsInf(b.GetUpperBound(), +1)
-		return true, model.BucketLabel, formatOpenMetricsFloat(b.GetUpperBound())
+		return true, model.BucketLabel, labels.FormatOpenMetricsFloat(b.GetUpperBound())
 	}
 	return false, "", ""
-}
-
-// formatOpenMetricsFloat works like the usual Go string formatting of a float
-// but appends ".0" if the resulting number would otherwise contain neither a
-// "." nor an "e".
-func formatOpenMetricsFloat(f float64) string {
-	// A few common cases hardcoded.
-	switch {
-	case f == 1:
-		return "1.0"
-	case f == 0:
-		return "0.0"
-	case f == -1:
-		return "-1.0"
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, +1):
-		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
-	}
-	bp := floatFormatBufPool.Get().(*[]byte)
-	defer floatFormatBufPool.Put(bp)
-
-	*bp = strconv.AppendFloat((*bp)[:0], f, 'g', -1, 64)
-	if bytes.ContainsAny(*bp, "e.") {
-		return string(*bp)
-	}
-	*bp = append(*bp, '.', '0')
-	return string(*bp)
 }
 
 // isNativeHistogram returns false iff the provided histograms has no spans at
@@ -689,4 +713,77 @@ func isNativeHistogram(h *dto.Histogram) bool {
 		len(h.GetNegativeSpan()) > 0 ||
 		h.GetZeroThreshold() > 0 ||
 		h.GetZeroCount() > 0
+}
+
+func (p *ProtobufParser) convertToNHCB(t dto.MetricType) (*histogram.Histogram, *histogram.FloatHistogram, error) {
+	h := p.dec.GetHistogram()
+	p.tmpNHCB.Reset()
+	// TODO(krajorama): convertnhcb should support setting integer mode up
+	// front since we know it here. That would avoid the converter having
+	// to guess it based on counts.
+	v := h.GetSampleCountFloat()
+	if v == 0 {
+		v = float64(h.GetSampleCount())
+	}
+	if err := p.tmpNHCB.SetCount(v); err != nil {
+		return nil, nil, err
+	}
+
+	if err := p.tmpNHCB.SetSum(h.GetSampleSum()); err != nil {
+		return nil, nil, err
+	}
+	for _, b := range h.GetBucket() {
+		v := b.GetCumulativeCountFloat()
+		if v == 0 {
+			v = float64(b.GetCumulativeCount())
+		}
+		if err := p.tmpNHCB.SetBucketCount(b.GetUpperBound(), v); err != nil {
+			return nil, nil, err
+		}
+	}
+	ch, cfh, err := p.tmpNHCB.Convert()
+	if err != nil {
+		return nil, nil, err
+	}
+	if t == dto.MetricType_GAUGE_HISTOGRAM {
+		if ch != nil {
+			ch.CounterResetHint = histogram.GaugeType
+		} else {
+			cfh.CounterResetHint = histogram.GaugeType
+		}
+	}
+	return ch, cfh, nil
+}
+
+// checkNativeHistogramConsistency returns an error if the span bucket counts
+// do not match the number of bucket values in a native histogram protobuf
+// message. It catches malformed input before it reaches compactBuckets, where
+// a mismatch would cause a panic.
+func checkNativeHistogramConsistency(h *dto.Histogram) error {
+	isFloat := h.GetSampleCountFloat() > 0 || h.GetZeroCountFloat() > 0
+	var positiveBuckets, negativeBuckets int
+	if isFloat {
+		positiveBuckets = len(h.GetPositiveCount())
+		negativeBuckets = len(h.GetNegativeCount())
+	} else {
+		positiveBuckets = len(h.GetPositiveDelta())
+		negativeBuckets = len(h.GetNegativeDelta())
+	}
+	if err := checkProtoSpanBucketConsistency("positive", h.GetPositiveSpan(), positiveBuckets); err != nil {
+		return err
+	}
+	return checkProtoSpanBucketConsistency("negative", h.GetNegativeSpan(), negativeBuckets)
+}
+
+// checkProtoSpanBucketConsistency returns an error when the total length
+// described by spans does not match numBuckets.
+func checkProtoSpanBucketConsistency(side string, spans []dto.BucketSpan, numBuckets int) error {
+	var total int
+	for _, s := range spans {
+		total += int(s.GetLength())
+	}
+	if total != numBuckets {
+		return fmt.Errorf("%s side: spans require %d buckets, have %d", side, total, numBuckets)
+	}
+	return nil
 }

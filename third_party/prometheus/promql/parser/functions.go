@@ -1,4 +1,4 @@
-// Copyright 2015 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -22,9 +22,6 @@ type Function struct {
 	ReturnType   ValueType
 	Experimental bool
 }
-
-// EnableExperimentalFunctions controls whether experimentalFunctions are enabled.
-var EnableExperimentalFunctions bool
 
 // Functions is a list of all functions supported by PromQL, including their types.
 var Functions = map[string]*Function{
@@ -147,6 +144,12 @@ var Functions = map[string]*Function{
 		ArgTypes:   []ValueType{ValueTypeVector},
 		ReturnType: ValueTypeVector,
 	},
+	"end": {
+		Name:         "end",
+		ArgTypes:     []ValueType{},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
+	},
 	"delta": {
 		Name:       "delta",
 		ArgTypes:   []ValueType{ValueTypeMatrix},
@@ -161,6 +164,12 @@ var Functions = map[string]*Function{
 		Name:       "exp",
 		ArgTypes:   []ValueType{ValueTypeVector},
 		ReturnType: ValueTypeVector,
+	},
+	"first_over_time": {
+		Name:         "first_over_time",
+		ArgTypes:     []ValueType{ValueTypeMatrix},
+		ReturnType:   ValueTypeVector,
+		Experimental: true,
 	},
 	"floor": {
 		Name:       "floor",
@@ -201,6 +210,13 @@ var Functions = map[string]*Function{
 		Name:       "histogram_quantile",
 		ArgTypes:   []ValueType{ValueTypeScalar, ValueTypeVector},
 		ReturnType: ValueTypeVector,
+	},
+	"histogram_quantiles": {
+		Name:         "histogram_quantiles",
+		ArgTypes:     []ValueType{ValueTypeVector, ValueTypeString, ValueTypeScalar, ValueTypeScalar},
+		Variadic:     9,
+		ReturnType:   ValueTypeVector,
+		Experimental: true,
 	},
 	"double_exponential_smoothing": {
 		Name:         "double_exponential_smoothing",
@@ -247,10 +263,22 @@ var Functions = map[string]*Function{
 		Variadic:   -1,
 		ReturnType: ValueTypeVector,
 	},
+	"max_of": {
+		Name:         "max_of",
+		ArgTypes:     []ValueType{ValueTypeScalar, ValueTypeScalar},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
+	},
 	"last_over_time": {
 		Name:       "last_over_time",
 		ArgTypes:   []ValueType{ValueTypeMatrix},
 		ReturnType: ValueTypeVector,
+	},
+	"min_of": {
+		Name:         "min_of",
+		ArgTypes:     []ValueType{ValueTypeScalar, ValueTypeScalar},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
 	},
 	"ln": {
 		Name:       "ln",
@@ -282,6 +310,12 @@ var Functions = map[string]*Function{
 		Name:       "min_over_time",
 		ArgTypes:   []ValueType{ValueTypeMatrix},
 		ReturnType: ValueTypeVector,
+	},
+	"ts_of_first_over_time": {
+		Name:         "ts_of_first_over_time",
+		ArgTypes:     []ValueType{ValueTypeMatrix},
+		ReturnType:   ValueTypeVector,
+		Experimental: true,
 	},
 	"ts_of_max_over_time": {
 		Name:         "ts_of_max_over_time",
@@ -337,6 +371,12 @@ var Functions = map[string]*Function{
 		Name:       "rad",
 		ArgTypes:   []ValueType{ValueTypeVector},
 		ReturnType: ValueTypeVector,
+	},
+	"range": {
+		Name:         "range",
+		ArgTypes:     []ValueType{},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
 	},
 	"rate": {
 		Name:       "rate",
@@ -402,6 +442,18 @@ var Functions = map[string]*Function{
 		Name:       "sqrt",
 		ArgTypes:   []ValueType{ValueTypeVector},
 		ReturnType: ValueTypeVector,
+	},
+	"start": {
+		Name:         "start",
+		ArgTypes:     []ValueType{},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
+	},
+	"step": {
+		Name:         "step",
+		ArgTypes:     []ValueType{},
+		ReturnType:   ValueTypeScalar,
+		Experimental: true,
 	},
 	"stddev_over_time": {
 		Name:       "stddev_over_time",

@@ -1,4 +1,4 @@
-// Copyright 2022 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -54,7 +54,7 @@ func (e *AggregateExpr) Pretty(level int) string {
 		return s
 	}
 
-	s += e.getAggOpStr()
+	s += e.ShortString()
 	s += "(\n"
 
 	if e.Op.IsAggregatorWithParam() {
@@ -81,11 +81,9 @@ func (e *BinaryExpr) Pretty(level int) string {
 
 func (e *DurationExpr) Pretty(int) string {
 	var s string
-	fmt.Println("e.LHS", e.LHS)
-	fmt.Println("e.RHS", e.RHS)
 	if e.LHS == nil {
-		// This is a unary negative duration expression.
-		s = fmt.Sprintf("%s %s", e.Op, e.RHS.Pretty(0))
+		// This is a unary duration expression.
+		s = fmt.Sprintf("%s%s", e.Op, e.RHS.Pretty(0))
 	} else {
 		s = fmt.Sprintf("%s %s %s", e.LHS.Pretty(0), e.Op, e.RHS.Pretty(0))
 	}
@@ -105,17 +103,22 @@ func (e *Call) Pretty(level int) string {
 	return s
 }
 
-func (e *EvalStmt) Pretty(_ int) string {
+func (e *EvalStmt) Pretty(int) string {
 	return "EVAL " + e.Expr.String()
 }
 
 func (e Expressions) Pretty(level int) string {
 	// Do not prefix the indent since respective nodes will indent itself.
-	s := ""
-	for i := range e {
-		s += fmt.Sprintf("%s,\n", e[i].Pretty(level))
+	if len(e) == 0 {
+		return ""
 	}
-	return s[:len(s)-2]
+
+	parts := make([]string, len(e))
+	for i := range e {
+		parts[i] = e[i].Pretty(level)
+	}
+
+	return strings.Join(parts, ",\n")
 }
 
 func (e *ParenExpr) Pretty(level int) string {

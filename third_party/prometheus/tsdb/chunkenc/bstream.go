@@ -1,4 +1,4 @@
-// Copyright 2017 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -101,6 +101,7 @@ func (b *bstream) writeByte(byt byte) {
 
 // writeBits writes the nbits right-most bits of u to the stream
 // in left-to-right order.
+// TODO: Once XOR2 stabilizes, replace writeBits with the writeBitsFast implementation and remove writeBitsFast.
 func (b *bstream) writeBits(u uint64, nbits int) {
 	u <<= 64 - uint(nbits)
 	for nbits >= 8 {
@@ -114,6 +115,40 @@ func (b *bstream) writeBits(u uint64, nbits int) {
 		b.writeBit((u >> 63) == 1)
 		u <<= 1
 		nbits--
+	}
+}
+
+// writeBitsFast is like writeBits but handles the partial last byte inline to
+// avoid per-byte writeByte calls, and writes complete bytes directly to the
+// stream slice.
+func (b *bstream) writeBitsFast(u uint64, nbits int) {
+	u <<= 64 - uint(nbits)
+
+	// If the last byte is partial, fill its remaining bits first.
+	if b.count > 0 {
+		free := int(b.count)
+		last := len(b.stream) - 1
+		b.stream[last] |= byte(u >> uint(64-free))
+		if nbits < free {
+			b.count = uint8(free - nbits)
+			return
+		}
+		u <<= uint(free)
+		nbits -= free
+		b.count = 0
+	}
+
+	// Write complete bytes directly, avoiding per-byte function call overhead.
+	for nbits >= 8 {
+		b.stream = append(b.stream, byte(u>>56))
+		u <<= 8
+		nbits -= 8
+	}
+
+	// Write any remaining bits as a partial final byte.
+	if nbits > 0 {
+		b.stream = append(b.stream, byte(u>>56))
+		b.count = uint8(8 - nbits)
 	}
 }
 
@@ -213,6 +248,156 @@ func (b *bstreamReader) ReadByte() (byte, error) {
 		return 0, err
 	}
 	return byte(v), nil
+}
+
+// readXOR2ControlFast is like readXOR2Control but returns false when the
+// internal buffer has fewer than 4 valid bits, or when the control prefix
+// indicates cases 4 or 5 (top4 == 0xf). The caller should retry with
+// readXOR2Control. This function must be kept small and a leaf in order to
+// help the compiler inlining it and further improve performance.
+func (b *bstreamReader) readXOR2ControlFast() (uint8, bool) {
+	if b.valid < 4 {
+		return 0, false
+	}
+	top4 := uint8((b.buffer >> (b.valid - 4)) & 0xf)
+	if top4 < 8 { // '0xxx': dod=0, val=0 (case 0).
+		b.valid--
+		return 0, true
+	}
+	if top4 < 12 { // '10xx': dod=0, val changed (case 1).
+		b.valid -= 2
+		return 1, true
+	}
+	if top4 < 14 { // '110x': small dod (case 2).
+		b.valid -= 3
+		return 2, true
+	}
+	if top4 == 14 { // '1110': medium dod (case 3).
+		b.valid -= 4
+		return 3, true
+	}
+	return 0, false
+}
+
+// readXOR2Control reads the XOR2 variable-length joint control prefix
+// and returns 0-5 mapping to the six encoding cases:
+//
+//	0 → '0'     dod=0, val=0               (1 bit consumed)
+//	1 → '10'    dod=0, val≠0               (2 bits consumed)
+//	2 → '110'   dod≠0, 13-bit signed dod   (3 bits consumed)
+//	3 → '1110'  dod≠0, 20-bit signed dod   (4 bits consumed)
+//	4 → '11110' dod≠0, 64-bit escape       (5 bits consumed)
+//	5 → '11111' dod=0, stale NaN           (5 bits consumed)
+//
+// The fast path peeks at 4 bits from the internal buffer; for the '1111'
+// prefix a fifth bit is read to distinguish cases 4 and 5.
+func (b *bstreamReader) readXOR2Control() (uint8, error) {
+	if b.valid >= 4 {
+		top4 := uint8((b.buffer >> (b.valid - 4)) & 0xf)
+		if top4 < 8 { // '0xxx' → case 0.
+			b.valid--
+			return 0, nil
+		}
+		if top4 < 12 { // '10xx' → case 1.
+			b.valid -= 2
+			return 1, nil
+		}
+		if top4 < 14 { // '110x' → case 2.
+			b.valid -= 3
+			return 2, nil
+		}
+		if top4 == 14 { // '1110' → case 3.
+			b.valid -= 4
+			return 3, nil
+		}
+		// '1111': need fifth bit to distinguish cases 4 and 5.
+		if b.valid >= 5 {
+			bit4 := uint8((b.buffer >> (b.valid - 5)) & 1)
+			b.valid -= 5
+			return 4 + bit4, nil
+		}
+		// Fifth bit spans a buffer boundary; consume the four known bits
+		// and read the fifth from the stream.
+		b.valid -= 4
+		bit4, err := b.readBit()
+		if err != nil {
+			return 0, err
+		}
+		if bit4 == zero {
+			return 4, nil
+		}
+		return 5, nil
+	}
+
+	// Slow path: bits may span buffer boundaries, read one at a time.
+	bit0, err := b.readBit()
+	if err != nil {
+		return 0, err
+	}
+	if bit0 == zero {
+		return 0, nil
+	}
+	bit1, err := b.readBit()
+	if err != nil {
+		return 0, err
+	}
+	if bit1 == zero {
+		return 1, nil
+	}
+	bit2, err := b.readBit()
+	if err != nil {
+		return 0, err
+	}
+	if bit2 == zero {
+		return 2, nil
+	}
+	bit3, err := b.readBit()
+	if err != nil {
+		return 0, err
+	}
+	if bit3 == zero {
+		return 3, nil
+	}
+	bit4, err := b.readBit()
+	if err != nil {
+		return 0, err
+	}
+	if bit4 == zero {
+		return 4, nil
+	}
+	return 5, nil
+}
+
+// readUvarint decodes a varint-encoded uint64 using direct method calls,
+// avoiding the io.ByteReader interface dispatch used by binary.ReadUvarint,
+// which causes the receiver to escape to the heap.
+func (b *bstreamReader) readUvarint() (uint64, error) {
+	var x uint64
+	var s uint
+	for range binary.MaxVarintLen64 {
+		byt, err := b.ReadByte()
+		if err != nil {
+			return x, err
+		}
+		if byt < 0x80 {
+			return x | uint64(byt)<<s, nil
+		}
+		x |= uint64(byt&0x7f) << s
+		s += 7
+	}
+	return x, io.ErrUnexpectedEOF
+}
+
+// readVarint decodes a varint-encoded int64 using direct method calls,
+// avoiding the io.ByteReader interface dispatch used by binary.ReadVarint,
+// which causes the receiver to escape to the heap.
+func (b *bstreamReader) readVarint() (int64, error) {
+	ux, err := b.readUvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, err
 }
 
 // loadNextBuffer loads the next bytes from the stream into the internal buffer.

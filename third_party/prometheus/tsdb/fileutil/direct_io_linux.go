@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -20,10 +20,14 @@ import (
 	"os"
 )
 
-func NewBufioWriterWithSeek(f *os.File, size int) (BufWriter, error) {
+func NewBufioWriterWithSize(f *os.File, size int) (BufWriter, error) {
 	return &writer{bufio.NewWriterSize(f, size)}, nil
 }
 
 func NewDirectIOWriter(f *os.File, size int) (BufWriter, error) {
 	return newDirectIOWriter(f, size)
+}
+
+func UncachedIOSupported() bool {
+	return true
 }

@@ -1,4 +1,4 @@
-// Copyright 2018 The Prometheus Authors
+// Copyright The Prometheus Authors
 
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
@@ -18,7 +18,9 @@ package record
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"unsafe"
 
 	"github.com/prometheus/common/model"
 
@@ -56,6 +58,12 @@ const (
 	CustomBucketsHistogramSamples Type = 9
 	// CustomBucketsFloatHistogramSamples is used to match WAL records of type Float Histogram with custom buckets.
 	CustomBucketsFloatHistogramSamples Type = 10
+	// SamplesV2 is an enhanced sample record with an encoding scheme that allows storing float samples with timestamp and an optional ST per sample.
+	SamplesV2 Type = 11
+	// HistogramSamplesV2 is an enhanced histogram record that supports start time per sample.
+	HistogramSamplesV2 Type = 12
+	// FloatHistogramSamplesV2 is an enhanced float histogram record that supports start time per sample.
+	FloatHistogramSamplesV2 Type = 13
 )
 
 func (rt Type) String() string {
@@ -64,6 +72,8 @@ func (rt Type) String() string {
 		return "series"
 	case Samples:
 		return "samples"
+	case SamplesV2:
+		return "samples_v2"
 	case Tombstones:
 		return "tombstones"
 	case Exemplars:
@@ -76,6 +86,10 @@ func (rt Type) String() string {
 		return "custom_buckets_histogram_samples"
 	case CustomBucketsFloatHistogramSamples:
 		return "custom_buckets_float_histogram_samples"
+	case HistogramSamplesV2:
+		return "histogram_samples_v2"
+	case FloatHistogramSamplesV2:
+		return "float_histogram_samples_v2"
 	case MmapMarkers:
 		return "mmapmarkers"
 	case Metadata:
@@ -155,12 +169,12 @@ type RefSeries struct {
 	Labels labels.Labels
 }
 
-// RefSample is a timestamp/value pair associated with a reference to a series.
+// RefSample is a timestamp/st/value struct associated with a reference to a series.
 // TODO(beorn7): Perhaps make this "polymorphic", including histogram and float-histogram pointers? Then get rid of RefHistogramSample.
 type RefSample struct {
-	Ref chunks.HeadSeriesRef
-	T   int64
-	V   float64
+	Ref   chunks.HeadSeriesRef
+	ST, T int64
+	V     float64
 }
 
 // RefMetadata is the metadata associated with a series ID.
@@ -181,16 +195,16 @@ type RefExemplar struct {
 
 // RefHistogramSample is a histogram.
 type RefHistogramSample struct {
-	Ref chunks.HeadSeriesRef
-	T   int64
-	H   *histogram.Histogram
+	Ref   chunks.HeadSeriesRef
+	ST, T int64
+	H     *histogram.Histogram
 }
 
 // RefFloatHistogramSample is a float histogram.
 type RefFloatHistogramSample struct {
-	Ref chunks.HeadSeriesRef
-	T   int64
-	FH  *histogram.FloatHistogram
+	Ref   chunks.HeadSeriesRef
+	ST, T int64
+	FH    *histogram.FloatHistogram
 }
 
 // RefMmapMarker marks that the all the samples of the given series until now have been m-mapped to disk.
@@ -202,20 +216,25 @@ type RefMmapMarker struct {
 // Decoder decodes series, sample, metadata and tombstone records.
 type Decoder struct {
 	builder labels.ScratchBuilder
+	logger  *slog.Logger
 }
 
-func NewDecoder(_ *labels.SymbolTable) Decoder { // FIXME remove t
-	return Decoder{builder: labels.NewScratchBuilder(0)}
+func NewDecoder(_ *labels.SymbolTable, logger *slog.Logger) Decoder { // FIXME remove t (or use scratch builder with symbols)
+	b := labels.NewScratchBuilder(0)
+	b.SetUnsafeAdd(true)
+	return Decoder{builder: b, logger: logger}
 }
 
 // Type returns the type of the record.
 // Returns RecordUnknown if no valid record type is found.
-func (d *Decoder) Type(rec []byte) Type {
+func (*Decoder) Type(rec []byte) Type {
 	if len(rec) < 1 {
 		return Unknown
 	}
 	switch t := Type(rec[0]); t {
-	case Series, Samples, Tombstones, Exemplars, MmapMarkers, Metadata, HistogramSamples, FloatHistogramSamples, CustomBucketsHistogramSamples, CustomBucketsFloatHistogramSamples:
+	case Series, Samples, SamplesV2, Tombstones, Exemplars, MmapMarkers, Metadata,
+		HistogramSamples, FloatHistogramSamples, CustomBucketsHistogramSamples, CustomBucketsFloatHistogramSamples,
+		HistogramSamplesV2, FloatHistogramSamplesV2:
 		return t
 	}
 	return Unknown
@@ -247,7 +266,7 @@ func (d *Decoder) Series(rec []byte, series []RefSeries) ([]RefSeries, error) {
 }
 
 // Metadata appends metadata in rec to the given slice.
-func (d *Decoder) Metadata(rec []byte, metadata []RefMetadata) ([]RefMetadata, error) {
+func (*Decoder) Metadata(rec []byte, metadata []RefMetadata) ([]RefMetadata, error) {
 	dec := encoding.Decbuf{B: rec}
 
 	if Type(dec.Byte()) != Metadata {
@@ -262,7 +281,7 @@ func (d *Decoder) Metadata(rec []byte, metadata []RefMetadata) ([]RefMetadata, e
 		// We can skip the rest of the fields (if we encounter any), but we must decode them anyway
 		// so we can correctly align with the start with the next metadata record.
 		var unit, help string
-		for i := 0; i < numFields; i++ {
+		for range numFields {
 			fieldName := dec.UvarintStr()
 			fieldValue := dec.UvarintStr()
 			switch fieldName {
@@ -289,14 +308,18 @@ func (d *Decoder) Metadata(rec []byte, metadata []RefMetadata) ([]RefMetadata, e
 	return metadata, nil
 }
 
+func yoloString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // DecodeLabels decodes one set of labels from buf.
 func (d *Decoder) DecodeLabels(dec *encoding.Decbuf) labels.Labels {
 	d.builder.Reset()
 	nLabels := dec.Uvarint()
-	for i := 0; i < nLabels; i++ {
+	for range nLabels {
 		lName := dec.UvarintBytes()
 		lValue := dec.UvarintBytes()
-		d.builder.UnsafeAddBytes(lName, lValue)
+		d.builder.Add(yoloString(lName), yoloString(lValue))
 	}
 	return d.builder.Labels()
 }
@@ -304,10 +327,18 @@ func (d *Decoder) DecodeLabels(dec *encoding.Decbuf) labels.Labels {
 // Samples appends samples in rec to the given slice.
 func (d *Decoder) Samples(rec []byte, samples []RefSample) ([]RefSample, error) {
 	dec := encoding.Decbuf{B: rec}
-
-	if Type(dec.Byte()) != Samples {
-		return nil, errors.New("invalid record type")
+	switch typ := dec.Byte(); Type(typ) {
+	case Samples:
+		return d.samplesV1(&dec, samples)
+	case SamplesV2:
+		return d.samplesV2(&dec, samples)
+	default:
+		return nil, fmt.Errorf("invalid record type %v, expected Samples(2) or SamplesV2(11)", typ)
 	}
+}
+
+// samplesV1 appends samples in rec to the given slice, while ignoring ST information.
+func (*Decoder) samplesV1(dec *encoding.Decbuf, samples []RefSample) ([]RefSample, error) {
 	if dec.Len() == 0 {
 		return samples, nil
 	}
@@ -340,8 +371,67 @@ func (d *Decoder) Samples(rec []byte, samples []RefSample) ([]RefSample, error) 
 	return samples, nil
 }
 
+// samplesV2 appends samples in rec to the given slice using the V2 algorithm,
+// which is more efficient and supports ST (See Encoder.samplesV2 definition).
+func (*Decoder) samplesV2(dec *encoding.Decbuf, samples []RefSample) ([]RefSample, error) {
+	if dec.Len() == 0 {
+		return samples, nil
+	}
+	// Allow 1 byte for each varint and 8 for the value; the output slice must be at least that big.
+	if minSize := dec.Len() / (1 + 1 + 8); cap(samples) < minSize {
+		samples = make([]RefSample, 0, minSize)
+	}
+	var firstT, firstST int64
+	for len(dec.B) > 0 && dec.Err() == nil {
+		var prev RefSample
+		var ref, t, st int64
+		var val uint64
+
+		if len(samples) == 0 {
+			ref = dec.Varint64()
+			firstT = dec.Varint64()
+			t = firstT
+			st = dec.Varint64()
+			firstST = st
+		} else {
+			prev = samples[len(samples)-1]
+			ref = int64(prev.Ref) + dec.Varint64()
+			t = firstT + dec.Varint64()
+			st = readSTMarker(dec, prev.ST, firstST)
+		}
+
+		val = dec.Be64()
+		samples = append(samples, RefSample{
+			Ref: chunks.HeadSeriesRef(ref),
+			ST:  st,
+			T:   t,
+			V:   math.Float64frombits(val),
+		})
+	}
+
+	if dec.Err() != nil {
+		return nil, fmt.Errorf("decode error after %d samples: %w", len(samples), dec.Err())
+	}
+	if len(dec.B) > 0 {
+		return nil, fmt.Errorf("unexpected %d bytes left in entry", len(dec.B))
+	}
+	return samples, nil
+}
+
+func readSTMarker(buf *encoding.Decbuf, prevST, firstST int64) int64 {
+	stMarker := buf.Byte()
+	switch stMarker {
+	case noST:
+		return 0
+	case sameST:
+		return prevST
+	default:
+		return firstST + buf.Varint64()
+	}
+}
+
 // Tombstones appends tombstones in rec to the given slice.
-func (d *Decoder) Tombstones(rec []byte, tstones []tombstones.Stone) ([]tombstones.Stone, error) {
+func (*Decoder) Tombstones(rec []byte, tstones []tombstones.Stone) ([]tombstones.Stone, error) {
 	dec := encoding.Decbuf{B: rec}
 
 	if Type(dec.Byte()) != Tombstones {
@@ -364,6 +454,7 @@ func (d *Decoder) Tombstones(rec []byte, tstones []tombstones.Stone) ([]tombston
 	return tstones, nil
 }
 
+// Exemplars appends exemplars in rec to the given slice.
 func (d *Decoder) Exemplars(rec []byte, exemplars []RefExemplar) ([]RefExemplar, error) {
 	dec := encoding.Decbuf{B: rec}
 	t := Type(dec.Byte())
@@ -374,6 +465,7 @@ func (d *Decoder) Exemplars(rec []byte, exemplars []RefExemplar) ([]RefExemplar,
 	return d.ExemplarsFromBuffer(&dec, exemplars)
 }
 
+// ExemplarsFromBuffer appends exemplars in dec to the given slice.
 func (d *Decoder) ExemplarsFromBuffer(dec *encoding.Decbuf, exemplars []RefExemplar) ([]RefExemplar, error) {
 	if dec.Len() == 0 {
 		return exemplars, nil
@@ -405,7 +497,8 @@ func (d *Decoder) ExemplarsFromBuffer(dec *encoding.Decbuf, exemplars []RefExemp
 	return exemplars, nil
 }
 
-func (d *Decoder) MmapMarkers(rec []byte, markers []RefMmapMarker) ([]RefMmapMarker, error) {
+// MmapMarkers appends mmap markers in rec to the given slice.
+func (*Decoder) MmapMarkers(rec []byte, markers []RefMmapMarker) ([]RefMmapMarker, error) {
 	dec := encoding.Decbuf{B: rec}
 	t := Type(dec.Byte())
 	if t != MmapMarkers {
@@ -433,12 +526,21 @@ func (d *Decoder) MmapMarkers(rec []byte, markers []RefMmapMarker) ([]RefMmapMar
 	return markers, nil
 }
 
+// HistogramSamples appends histogram samples in rec to the given slice.
 func (d *Decoder) HistogramSamples(rec []byte, histograms []RefHistogramSample) ([]RefHistogramSample, error) {
 	dec := encoding.Decbuf{B: rec}
-	t := Type(dec.Byte())
-	if t != HistogramSamples && t != CustomBucketsHistogramSamples {
-		return nil, errors.New("invalid record type")
+	switch typ := Type(dec.Byte()); typ {
+	case HistogramSamples, CustomBucketsHistogramSamples:
+		return d.histogramSamplesV1(&dec, histograms)
+	case HistogramSamplesV2:
+		return d.histogramSamplesV2(&dec, histograms)
+	default:
+		return nil, fmt.Errorf("invalid record type %v", typ)
 	}
+}
+
+// histogramSamplesV1 decodes V1 int-histogram records (BE64 baseRef/baseTime, varint deltas).
+func (d *Decoder) histogramSamplesV1(dec *encoding.Decbuf, histograms []RefHistogramSample) ([]RefHistogramSample, error) {
 	if dec.Len() == 0 {
 		return histograms, nil
 	}
@@ -456,7 +558,21 @@ func (d *Decoder) HistogramSamples(rec []byte, histograms []RefHistogramSample) 
 			H:   &histogram.Histogram{},
 		}
 
-		DecodeHistogram(&dec, rh.H)
+		DecodeHistogram(dec, rh.H)
+
+		if !histogram.IsKnownSchema(rh.H.Schema) {
+			d.logger.Warn("skipping histogram with unknown schema in WAL record", "schema", rh.H.Schema, "timestamp", rh.T)
+			continue
+		}
+		if rh.H.Schema > histogram.ExponentialSchemaMax && rh.H.Schema <= histogram.ExponentialSchemaMaxReserved {
+			// This is a very slow path, but it should only happen if the
+			// record is from a newer Prometheus version that supports higher
+			// resolution.
+			if err := rh.H.ReduceResolution(histogram.ExponentialSchemaMax); err != nil {
+				return nil, fmt.Errorf("error reducing resolution of histogram #%d: %w", len(histograms)+1, err)
+			}
+		}
+
 		histograms = append(histograms, rh)
 	}
 
@@ -469,7 +585,65 @@ func (d *Decoder) HistogramSamples(rec []byte, histograms []RefHistogramSample) 
 	return histograms, nil
 }
 
-// DecodeHistogram decodes a Histogram from a byte slice.
+// histogramSamplesV2 decodes V2 int-histogram records.
+func (d *Decoder) histogramSamplesV2(dec *encoding.Decbuf, histograms []RefHistogramSample) ([]RefHistogramSample, error) {
+	if dec.Len() == 0 {
+		return histograms, nil
+	}
+	firstRef := chunks.HeadSeriesRef(dec.Varint64())
+	firstT := dec.Varint64()
+	firstST := dec.Varint64()
+	var (
+		prevRef chunks.HeadSeriesRef
+		prevST  int64
+	)
+	hasPrev := false
+
+	for len(dec.B) > 0 && dec.Err() == nil {
+		var ref, t, st int64
+		if !hasPrev {
+			ref, t, st = int64(firstRef), firstT, firstST
+			hasPrev = true
+		} else {
+			ref = int64(prevRef) + dec.Varint64()
+			t = firstT + dec.Varint64()
+			st = readSTMarker(dec, prevST, firstST)
+		}
+
+		rh := RefHistogramSample{
+			Ref: chunks.HeadSeriesRef(ref),
+			ST:  st,
+			T:   t,
+			H:   &histogram.Histogram{},
+		}
+		prevRef, prevST = rh.Ref, rh.ST
+		DecodeHistogram(dec, rh.H)
+
+		if !histogram.IsKnownSchema(rh.H.Schema) {
+			d.logger.Warn("skipping histogram with unknown schema in WAL record", "schema", rh.H.Schema, "timestamp", rh.T)
+			continue
+		}
+		if rh.H.Schema > histogram.ExponentialSchemaMax && rh.H.Schema <= histogram.ExponentialSchemaMaxReserved {
+			// This is a very slow path, but it should only happen if the
+			// record is from a newer Prometheus version that supports higher
+			// resolution.
+			if err := rh.H.ReduceResolution(histogram.ExponentialSchemaMax); err != nil {
+				return nil, fmt.Errorf("error reducing resolution of histogram #%d: %w", len(histograms)+1, err)
+			}
+		}
+		histograms = append(histograms, rh)
+	}
+
+	if dec.Err() != nil {
+		return nil, fmt.Errorf("decode error after %d histograms: %w", len(histograms), dec.Err())
+	}
+	if len(dec.B) > 0 {
+		return nil, fmt.Errorf("unexpected %d bytes left in entry", len(dec.B))
+	}
+	return histograms, nil
+}
+
+// DecodeHistogram decodes a Histogram from buf.
 func DecodeHistogram(buf *encoding.Decbuf, h *histogram.Histogram) {
 	h.CounterResetHint = histogram.CounterResetHint(buf.Byte())
 
@@ -525,12 +699,22 @@ func DecodeHistogram(buf *encoding.Decbuf, h *histogram.Histogram) {
 	}
 }
 
+// FloatHistogramSamples appends float histogram samples in rec to the given
+// slice.
 func (d *Decoder) FloatHistogramSamples(rec []byte, histograms []RefFloatHistogramSample) ([]RefFloatHistogramSample, error) {
 	dec := encoding.Decbuf{B: rec}
-	t := Type(dec.Byte())
-	if t != FloatHistogramSamples && t != CustomBucketsFloatHistogramSamples {
-		return nil, errors.New("invalid record type")
+	switch typ := Type(dec.Byte()); typ {
+	case FloatHistogramSamples, CustomBucketsFloatHistogramSamples:
+		return d.floatHistogramSamplesV1(&dec, histograms)
+	case FloatHistogramSamplesV2:
+		return d.floatHistogramSamplesV2(&dec, histograms)
+	default:
+		return nil, fmt.Errorf("invalid record type %v", typ)
 	}
+}
+
+// floatHistogramSamplesV1 decodes V1 float-histogram records (BE64 baseRef/baseTime, varint deltas).
+func (d *Decoder) floatHistogramSamplesV1(dec *encoding.Decbuf, histograms []RefFloatHistogramSample) ([]RefFloatHistogramSample, error) {
 	if dec.Len() == 0 {
 		return histograms, nil
 	}
@@ -548,7 +732,21 @@ func (d *Decoder) FloatHistogramSamples(rec []byte, histograms []RefFloatHistogr
 			FH:  &histogram.FloatHistogram{},
 		}
 
-		DecodeFloatHistogram(&dec, rh.FH)
+		DecodeFloatHistogram(dec, rh.FH)
+
+		if !histogram.IsKnownSchema(rh.FH.Schema) {
+			d.logger.Warn("skipping histogram with unknown schema in WAL record", "schema", rh.FH.Schema, "timestamp", rh.T)
+			continue
+		}
+		if rh.FH.Schema > histogram.ExponentialSchemaMax && rh.FH.Schema <= histogram.ExponentialSchemaMaxReserved {
+			// This is a very slow path, but it should only happen if the
+			// record is from a newer Prometheus version that supports higher
+			// resolution.
+			if err := rh.FH.ReduceResolution(histogram.ExponentialSchemaMax); err != nil {
+				return nil, fmt.Errorf("error reducing resolution of histogram #%d: %w", len(histograms)+1, err)
+			}
+		}
+
 		histograms = append(histograms, rh)
 	}
 
@@ -561,7 +759,64 @@ func (d *Decoder) FloatHistogramSamples(rec []byte, histograms []RefFloatHistogr
 	return histograms, nil
 }
 
-// DecodeFloatHistogram decodes a Histogram from a byte slice.
+// floatHistogramSamplesV2 decodes V2 float-histogram records.
+func (d *Decoder) floatHistogramSamplesV2(dec *encoding.Decbuf, histograms []RefFloatHistogramSample) ([]RefFloatHistogramSample, error) {
+	if dec.Len() == 0 {
+		return histograms, nil
+	}
+	firstRef := chunks.HeadSeriesRef(dec.Varint64())
+	firstT := dec.Varint64()
+	firstST := dec.Varint64()
+	var prevRef chunks.HeadSeriesRef
+	var prevST int64
+	hasPrev := false
+
+	for len(dec.B) > 0 && dec.Err() == nil {
+		var ref, t, st int64
+		if !hasPrev {
+			ref, t, st = int64(firstRef), firstT, firstST
+			hasPrev = true
+		} else {
+			ref = int64(prevRef) + dec.Varint64()
+			t = firstT + dec.Varint64()
+			st = readSTMarker(dec, prevST, firstST)
+		}
+
+		rfh := RefFloatHistogramSample{
+			Ref: chunks.HeadSeriesRef(ref),
+			ST:  st,
+			T:   t,
+			FH:  &histogram.FloatHistogram{},
+		}
+		prevRef, prevST = rfh.Ref, rfh.ST
+		DecodeFloatHistogram(dec, rfh.FH)
+
+		if !histogram.IsKnownSchema(rfh.FH.Schema) {
+			d.logger.Warn("skipping histogram with unknown schema in WAL record", "schema", rfh.FH.Schema, "timestamp", rfh.T)
+			continue
+		}
+		if rfh.FH.Schema > histogram.ExponentialSchemaMax && rfh.FH.Schema <= histogram.ExponentialSchemaMaxReserved {
+			// This is a very slow path, but it should only happen if the
+			// record is from a newer Prometheus version that supports higher
+			// resolution.
+			if err := rfh.FH.ReduceResolution(histogram.ExponentialSchemaMax); err != nil {
+				return nil, fmt.Errorf("error reducing resolution of histogram #%d: %w", len(histograms)+1, err)
+			}
+		}
+
+		histograms = append(histograms, rfh)
+	}
+
+	if dec.Err() != nil {
+		return nil, fmt.Errorf("decode error after %d histograms: %w", len(histograms), dec.Err())
+	}
+	if len(dec.B) > 0 {
+		return nil, fmt.Errorf("unexpected %d bytes left in entry", len(dec.B))
+	}
+	return histograms, nil
+}
+
+// DecodeFloatHistogram decodes a FloatHistogram from buf.
 func DecodeFloatHistogram(buf *encoding.Decbuf, fh *histogram.FloatHistogram) {
 	fh.CounterResetHint = histogram.CounterResetHint(buf.Byte())
 
@@ -619,10 +874,14 @@ func DecodeFloatHistogram(buf *encoding.Decbuf, fh *histogram.FloatHistogram) {
 
 // Encoder encodes series, sample, and tombstones records.
 // The zero value is ready to use.
-type Encoder struct{}
+type Encoder struct {
+	// EnableSTStorage enables the SamplesV2 encoding, which is more efficient
+	// than V1 and supports start time per sample.
+	EnableSTStorage bool
+}
 
 // Series appends the encoded series to b and returns the resulting slice.
-func (e *Encoder) Series(series []RefSeries, b []byte) []byte {
+func (*Encoder) Series(series []RefSeries, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(Series))
 
@@ -634,7 +893,7 @@ func (e *Encoder) Series(series []RefSeries, b []byte) []byte {
 }
 
 // Metadata appends the encoded metadata to b and returns the resulting slice.
-func (e *Encoder) Metadata(metadata []RefMetadata, b []byte) []byte {
+func (*Encoder) Metadata(metadata []RefMetadata, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(Metadata))
 
@@ -665,7 +924,17 @@ func EncodeLabels(buf *encoding.Encbuf, lbls labels.Labels) {
 }
 
 // Samples appends the encoded samples to b and returns the resulting slice.
+// Depending on EnableSTStorage, it writes either a Samples or SamplesV2
+// record.
 func (e *Encoder) Samples(samples []RefSample, b []byte) []byte {
+	if e.EnableSTStorage {
+		return e.samplesV2(samples, b)
+	}
+	return e.samplesV1(samples, b)
+}
+
+// samplesV1 appends the encoded samples to b and returns the resulting slice.
+func (*Encoder) samplesV1(samples []RefSample, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(Samples))
 
@@ -688,8 +957,62 @@ func (e *Encoder) Samples(samples []RefSample, b []byte) []byte {
 	return buf.Get()
 }
 
+const (
+	// Start timestamp marker values for indicating trivial cases.
+
+	noST       byte = iota // Sample has no start time.
+	sameST                 // Sample timestamp exists and is the same as the start time of the previous series.
+	explicitST             // Explicit start timestamp value, delta to first start time.
+)
+
+// samplesV2 appends the encoded samples to b and returns the resulting slice
+// using a more efficient per-sample delta encoding and allows for ST
+// storage.
+func (*Encoder) samplesV2(samples []RefSample, b []byte) []byte {
+	buf := encoding.Encbuf{B: b}
+	buf.PutByte(byte(SamplesV2))
+
+	if len(samples) == 0 {
+		return buf.Get()
+	}
+
+	// Store first ref, timestamp, ST, and value.
+	first := samples[0]
+	buf.PutVarint64(int64(first.Ref))
+	buf.PutVarint64(first.T)
+	buf.PutVarint64(first.ST)
+	buf.PutBE64(math.Float64bits(first.V))
+
+	// Subsequent values are delta to the immediate previous values, and in the
+	// case of start timestamp, use the marker byte to indicate what the value should
+	// be if it's one of the trivial cases.
+	for i := 1; i < len(samples); i++ {
+		s := samples[i]
+		prev := samples[i-1]
+
+		buf.PutVarint64(int64(s.Ref) - int64(prev.Ref))
+		buf.PutVarint64(s.T - first.T)
+
+		writeSTMarker(&buf, s.ST, first.ST, prev.ST)
+		buf.PutBE64(math.Float64bits(s.V))
+	}
+	return buf.Get()
+}
+
+func writeSTMarker(buf *encoding.Encbuf, st, firstST, prevST int64) {
+	switch st {
+	case 0:
+		buf.PutByte(noST)
+	case prevST:
+		buf.PutByte(sameST)
+	default:
+		buf.PutByte(explicitST)
+		buf.PutVarint64(st - firstST)
+	}
+}
+
 // Tombstones appends the encoded tombstones to b and returns the resulting slice.
-func (e *Encoder) Tombstones(tstones []tombstones.Stone, b []byte) []byte {
+func (*Encoder) Tombstones(tstones []tombstones.Stone, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(Tombstones))
 
@@ -703,6 +1026,8 @@ func (e *Encoder) Tombstones(tstones []tombstones.Stone, b []byte) []byte {
 	return buf.Get()
 }
 
+// Exemplars appends the encoded exemplars to b and returns the resulting
+// slice.
 func (e *Encoder) Exemplars(exemplars []RefExemplar, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(Exemplars))
@@ -716,7 +1041,8 @@ func (e *Encoder) Exemplars(exemplars []RefExemplar, b []byte) []byte {
 	return buf.Get()
 }
 
-func (e *Encoder) EncodeExemplarsIntoBuffer(exemplars []RefExemplar, buf *encoding.Encbuf) {
+// EncodeExemplarsIntoBuffer appends the encoded exemplars to buf.
+func (*Encoder) EncodeExemplarsIntoBuffer(exemplars []RefExemplar, buf *encoding.Encbuf) {
 	// Store base timestamp and base reference number of first sample.
 	// All samples encode their timestamp and ref as delta to those.
 	first := exemplars[0]
@@ -732,7 +1058,9 @@ func (e *Encoder) EncodeExemplarsIntoBuffer(exemplars []RefExemplar, buf *encodi
 	}
 }
 
-func (e *Encoder) MmapMarkers(markers []RefMmapMarker, b []byte) []byte {
+// MmapMarkers appends the encoded mmap markers to b and returns the resulting
+// slice.
+func (*Encoder) MmapMarkers(markers []RefMmapMarker, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(MmapMarkers))
 
@@ -744,7 +1072,17 @@ func (e *Encoder) MmapMarkers(markers []RefMmapMarker, b []byte) []byte {
 	return buf.Get()
 }
 
+// HistogramSamples encodes exponential histogram samples and returns the custom
+// bucket histogram samples that must be encoded separately via
+// CustomBucketsHistogramSamples.
 func (e *Encoder) HistogramSamples(histograms []RefHistogramSample, b []byte) ([]byte, []RefHistogramSample) {
+	if e.EnableSTStorage {
+		return e.histogramSamplesV2(histograms, b), nil
+	}
+	return e.histogramSamplesV1(histograms, b)
+}
+
+func (*Encoder) histogramSamplesV1(histograms []RefHistogramSample, b []byte) ([]byte, []RefHistogramSample) {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(HistogramSamples))
 
@@ -778,7 +1116,48 @@ func (e *Encoder) HistogramSamples(histograms []RefHistogramSample, b []byte) ([
 	return buf.Get(), customBucketHistograms
 }
 
+// histogramSamplesV2 encodes the given histogram samples.
+func (*Encoder) histogramSamplesV2(histograms []RefHistogramSample, b []byte) []byte {
+	buf := encoding.Encbuf{B: b}
+	buf.PutByte(byte(HistogramSamplesV2))
+
+	if len(histograms) == 0 {
+		return buf.Get()
+	}
+
+	var first, prev *RefHistogramSample
+	for _, h := range histograms {
+		if first == nil {
+			first = &h
+			buf.PutVarint64(int64(first.Ref))
+			buf.PutVarint64(first.T)
+			buf.PutVarint64(first.ST)
+			prev = first
+			EncodeHistogram(&buf, h.H)
+			continue
+		}
+
+		buf.PutVarint64(int64(h.Ref) - int64(prev.Ref))
+		buf.PutVarint64(h.T - first.T)
+
+		writeSTMarker(&buf, h.ST, first.ST, prev.ST)
+		EncodeHistogram(&buf, h.H)
+		prev = &h
+	}
+
+	return buf.Get()
+}
+
+// CustomBucketsHistogramSamples appends the encoded custom-bucket histogram
+// samples to b and returns the resulting slice.
 func (e *Encoder) CustomBucketsHistogramSamples(histograms []RefHistogramSample, b []byte) []byte {
+	if e.EnableSTStorage {
+		return e.histogramSamplesV2(histograms, b)
+	}
+	return e.customBucketsHistogramSamplesV1(histograms, b)
+}
+
+func (*Encoder) customBucketsHistogramSamplesV1(histograms []RefHistogramSample, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(CustomBucketsHistogramSamples))
 
@@ -802,7 +1181,8 @@ func (e *Encoder) CustomBucketsHistogramSamples(histograms []RefHistogramSample,
 	return buf.Get()
 }
 
-// EncodeHistogram encodes a Histogram into a byte slice.
+// EncodeHistogram encodes a Histogram into a byte slice. Handles both
+// regular and custom bucket histograms.
 func EncodeHistogram(buf *encoding.Encbuf, h *histogram.Histogram) {
 	buf.PutByte(byte(h.CounterResetHint))
 
@@ -843,7 +1223,15 @@ func EncodeHistogram(buf *encoding.Encbuf, h *histogram.Histogram) {
 	}
 }
 
+// FloatHistogramSamples encodes exponential float histogram samples.
 func (e *Encoder) FloatHistogramSamples(histograms []RefFloatHistogramSample, b []byte) ([]byte, []RefFloatHistogramSample) {
+	if e.EnableSTStorage {
+		return e.floatHistogramSamplesV2(histograms, b), nil
+	}
+	return e.floatHistogramSamplesV1(histograms, b)
+}
+
+func (*Encoder) floatHistogramSamplesV1(histograms []RefFloatHistogramSample, b []byte) ([]byte, []RefFloatHistogramSample) {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(FloatHistogramSamples))
 
@@ -878,7 +1266,49 @@ func (e *Encoder) FloatHistogramSamples(histograms []RefFloatHistogramSample, b 
 	return buf.Get(), customBucketsFloatHistograms
 }
 
+// floatHistogramSamplesV2 encodes exponential float histogram samples and
+// splits off custom-bucket float histogram samples to be encoded later.
+func (*Encoder) floatHistogramSamplesV2(histograms []RefFloatHistogramSample, b []byte) []byte {
+	buf := encoding.Encbuf{B: b}
+	buf.PutByte(byte(FloatHistogramSamplesV2))
+
+	if len(histograms) == 0 {
+		return buf.Get()
+	}
+
+	var first, prev *RefFloatHistogramSample
+	for _, fh := range histograms {
+		if first == nil {
+			first = &fh
+			buf.PutVarint64(int64(first.Ref))
+			buf.PutVarint64(first.T)
+			buf.PutVarint64(first.ST)
+			prev = first
+			EncodeFloatHistogram(&buf, fh.FH)
+			continue
+		}
+
+		buf.PutVarint64(int64(fh.Ref) - int64(prev.Ref))
+		buf.PutVarint64(fh.T - first.T)
+
+		writeSTMarker(&buf, fh.ST, first.ST, prev.ST)
+		EncodeFloatHistogram(&buf, fh.FH)
+		prev = &fh
+	}
+
+	return buf.Get()
+}
+
+// CustomBucketsFloatHistogramSamples appends the encoded custom-bucket float
+// histogram samples to b and returns the resulting slice.
 func (e *Encoder) CustomBucketsFloatHistogramSamples(histograms []RefFloatHistogramSample, b []byte) []byte {
+	if e.EnableSTStorage {
+		return e.floatHistogramSamplesV2(histograms, b)
+	}
+	return e.customBucketsFloatHistogramSamplesV1(histograms, b)
+}
+
+func (*Encoder) customBucketsFloatHistogramSamplesV1(histograms []RefFloatHistogramSample, b []byte) []byte {
 	buf := encoding.Encbuf{B: b}
 	buf.PutByte(byte(CustomBucketsFloatHistogramSamples))
 

@@ -1,4 +1,4 @@
-// Copyright 2017 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -28,7 +28,6 @@ import (
 
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/encoding"
-	tsdb_errors "github.com/prometheus/prometheus/tsdb/errors"
 	"github.com/prometheus/prometheus/tsdb/fileutil"
 )
 
@@ -128,7 +127,7 @@ func WriteFile(logger *slog.Logger, dir string, tr Reader) (int64, error) {
 	size += n
 
 	if err := f.Sync(); err != nil {
-		return 0, tsdb_errors.NewMulti(err, f.Close()).Err()
+		return 0, errors.Join(err, f.Close())
 	}
 
 	if err = f.Close(); err != nil {
@@ -353,7 +352,7 @@ func (in Intervals) Add(n Interval) Intervals {
 		return append(in, n)
 	}
 	// Find min and max indexes of intervals that overlap with the new interval.
-	// Intervals are closed [t1, t2] and t is discreet, so if neighbour intervals are 1 step difference
+	// Intervals are closed [t1, t2] and t is discrete, so if neighbour intervals are 1 step difference
 	// to the new one, we can merge those together.
 	mini := 0
 	if n.Mint != math.MinInt64 { // Avoid overflow.

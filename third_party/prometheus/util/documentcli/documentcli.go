@@ -1,4 +1,4 @@
-// Copyright 2023 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -54,17 +54,17 @@ func GenerateMarkdown(model *kingpin.ApplicationModel, writer io.Writer) error {
 }
 
 func header(title, help string) []byte {
-	return []byte(fmt.Sprintf(`---
+	return fmt.Appendf(nil, `---
 title: %s
 ---
 
 %s
-`, title, help))
+`, title, help)
 }
 
 func createFlagRow(flag *kingpin.FlagModel) []string {
 	defaultVal := ""
-	if len(flag.Default) > 0 && len(flag.Default[0]) > 0 {
+	if len(flag.Default) > 0 && flag.Default[0] != "" {
 		defaultVal = fmt.Sprintf("`%s`", flag.Default[0])
 	}
 
@@ -79,7 +79,7 @@ func createFlagRow(flag *kingpin.FlagModel) []string {
 	}
 	if valueType.Kind() == reflect.Struct {
 		if _, found := valueType.FieldByName("slice"); found {
-			name = fmt.Sprintf(`%s <code class="text-nowrap">...<code class="text-nowrap">`, name)
+			name = fmt.Sprintf(`%s <code class="text-nowrap">...</code>`, name)
 		}
 	}
 

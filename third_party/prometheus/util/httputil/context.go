@@ -1,4 +1,4 @@
-// Copyright 2020 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -41,7 +41,7 @@ func ContextFromRequest(ctx context.Context, r *http.Request) context.Context {
 	if v := ctx.Value(pathParam{}); v != nil {
 		path = v.(string)
 	}
-	return promql.NewOriginContext(ctx, map[string]interface{}{
+	return promql.NewOriginContext(ctx, map[string]any{
 		"httpRequest": map[string]string{
 			"clientIP": ip,
 			"method":   r.Method,

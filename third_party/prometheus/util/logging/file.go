@@ -1,4 +1,4 @@
-// Copyright 2020 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -27,8 +27,8 @@ var _ slog.Handler = (*JSONFileLogger)(nil)
 
 var _ io.Closer = (*JSONFileLogger)(nil)
 
-// JSONFileLogger represents a logger that writes JSON to a file. It implements
-// the slog.Handler interface, as well as the io.Closer interface.
+// JSONFileLogger represents a logger that writes JSON to a file.
+// It implements the promql.QueryLogger interface.
 type JSONFileLogger struct {
 	handler slog.Handler
 	file    *os.File

@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Based on golang.org/x/net/netutil:
 //   Copyright 2013 The Go Authors
 // Licensed under the Apache License, Version 2.0 (the "License");

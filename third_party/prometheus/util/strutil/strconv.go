@@ -1,4 +1,4 @@
-// Copyright 2013 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -49,7 +49,7 @@ func SanitizeLabelName(name string) string {
 // SanitizeFullLabelName replaces any invalid character with an underscore, and
 // if given an empty string, returns a string containing a single underscore.
 func SanitizeFullLabelName(name string) string {
-	if len(name) == 0 {
+	if name == "" {
 		return "_"
 	}
 	var validSb strings.Builder

@@ -1,4 +1,4 @@
-// Copyright 2023 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -25,13 +25,13 @@ import (
 
 // RequireEqual is a replacement for require.Equal using go-cmp adapted for
 // Prometheus data structures, instead of DeepEqual.
-func RequireEqual(t testing.TB, expected, actual interface{}, msgAndArgs ...interface{}) {
+func RequireEqual(t testing.TB, expected, actual any, msgAndArgs ...any) {
 	t.Helper()
 	RequireEqualWithOptions(t, expected, actual, nil, msgAndArgs...)
 }
 
 // RequireEqualWithOptions works like RequireEqual but allows extra cmp.Options.
-func RequireEqualWithOptions(t testing.TB, expected, actual interface{}, extra []cmp.Option, msgAndArgs ...interface{}) {
+func RequireEqualWithOptions(t testing.TB, expected, actual any, extra []cmp.Option, msgAndArgs ...any) {
 	t.Helper()
 	options := append([]cmp.Option{cmp.Comparer(labels.Equal)}, extra...)
 	if cmp.Equal(expected, actual, options...) {

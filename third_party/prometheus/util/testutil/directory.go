@@ -1,4 +1,4 @@
-// Copyright 2013 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -60,24 +60,15 @@ type (
 	// their interactions.
 	temporaryDirectory struct {
 		path   string
-		tester T
+		tester testing.TB
 	}
 
 	callbackCloser struct {
 		fn func()
 	}
-
-	// T implements the needed methods of testing.TB so that we do not need
-	// to actually import testing (which has the side effect of adding all
-	// the test flags, which we do not want in non-test binaries even if
-	// they make use of these utilities for some reason).
-	T interface {
-		Errorf(format string, args ...interface{})
-		FailNow()
-	}
 )
 
-func (c nilCloser) Close() {
+func (nilCloser) Close() {
 }
 
 func (c callbackCloser) Close() {
@@ -113,7 +104,7 @@ func (t temporaryDirectory) Path() string {
 
 // NewTemporaryDirectory creates a new temporary directory for transient POSIX
 // activities.
-func NewTemporaryDirectory(name string, t T) (handler TemporaryDirectory) {
+func NewTemporaryDirectory(name string, t testing.TB) (handler TemporaryDirectory) {
 	var (
 		directory string
 		err       error
@@ -127,7 +118,7 @@ func NewTemporaryDirectory(name string, t T) (handler TemporaryDirectory) {
 		tester: t,
 	}
 
-	return
+	return handler
 }
 
 // DirHash returns a hash of all files attributes and their content within a directory.

@@ -1,4 +1,4 @@
-// Copyright 2016 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -57,7 +57,7 @@ func NewZookeeperLogger(logger *slog.Logger) ZookeeperLogger {
 }
 
 // Printf implements zk.Logger.
-func (zl ZookeeperLogger) Printf(s string, i ...interface{}) {
+func (zl ZookeeperLogger) Printf(s string, i ...any) {
 	zl.logger.Info(s, i...)
 }
 
@@ -265,8 +265,7 @@ func (tc *ZookeeperTreeCache) recursiveNodeUpdate(path string, node *zookeeperTr
 		}
 	}
 
-	tc.wg.Add(1)
-	go func() {
+	tc.wg.Go(func() {
 		numWatchers.Inc()
 		// Pass up zookeeper events, until the node is deleted.
 		select {
@@ -277,8 +276,7 @@ func (tc *ZookeeperTreeCache) recursiveNodeUpdate(path string, node *zookeeperTr
 		case <-node.done:
 		}
 		numWatchers.Dec()
-		tc.wg.Done()
-	}()
+	})
 	return nil
 }
 

@@ -1,4 +1,4 @@
-// Copyright 2023 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/google/uuid"
 	"github.com/grafana/regexp"
+	config_util "github.com/prometheus/common/config"
 )
 
 // Clouds.
@@ -43,10 +45,30 @@ const (
 	IngestionPublicAudience     = "https://monitor.azure.com//.default"
 )
 
+const (
+	// DefaultWorkloadIdentityTokenPath is the default path where the Azure Workload Identity
+	// webhook puts the service account token on Azure environments. See <azure docs link>.
+	DefaultWorkloadIdentityTokenPath = "/var/run/secrets/azure/tokens/azure-identity-token"
+)
+
 // ManagedIdentityConfig is used to store managed identity config values.
 type ManagedIdentityConfig struct {
 	// ClientID is the clientId of the managed identity that is being used to authenticate.
 	ClientID string `yaml:"client_id,omitempty"`
+}
+
+// WorkloadIdentityConfig is used to store workload identity config values.
+type WorkloadIdentityConfig struct {
+	// ClientID is the clientId of the Microsoft Entra application or user-assigned managed identity.
+	ClientID string `yaml:"client_id,omitempty"`
+
+	// TenantID is the tenantId of the Microsoft Entra application or user-assigned managed identity.
+	// This should match the tenant ID where your application or managed identity is registered.
+	TenantID string `yaml:"tenant_id,omitempty"`
+
+	// TokenFilePath is the path to the token file provided by the Kubernetes service account projected volume.
+	// If not specified, it defaults to DefaultWorkloadIdentityTokenPath.
+	TokenFilePath string `yaml:"token_file_path,omitempty"`
 }
 
 // OAuthConfig is used to store azure oauth config values.
@@ -55,7 +77,7 @@ type OAuthConfig struct {
 	ClientID string `yaml:"client_id,omitempty"`
 
 	// ClientSecret is the clientSecret of the azure active directory application that is being used to authenticate.
-	ClientSecret string `yaml:"client_secret,omitempty"`
+	ClientSecret config_util.Secret `yaml:"client_secret,omitempty"`
 
 	// TenantID is the tenantId of the azure active directory application that is being used to authenticate.
 	TenantID string `yaml:"tenant_id,omitempty"`
@@ -67,10 +89,37 @@ type SDKConfig struct {
 	TenantID string `yaml:"tenant_id,omitempty"`
 }
 
+// CertificateConfig is used to store azure certificate-based authentication config values.
+type CertificateConfig struct {
+	// ClientID is the clientId of the azure active directory application that is being used to authenticate.
+	ClientID string `yaml:"client_id,omitempty"`
+
+	// TenantID is the tenantId of the azure active directory application that is being used to authenticate.
+	TenantID string `yaml:"tenant_id,omitempty"`
+
+	// CertificatePath is the path to the certificate file (PEM or PFX format).
+	CertificatePath string `yaml:"certificate_path,omitempty"`
+
+	// CertificateKeyPath is the path to the private key file (PEM format).
+	// This is optional and only needed if the certificate and key are in separate files.
+	CertificateKeyPath string `yaml:"certificate_key_path,omitempty"`
+
+	// CertificatePassword is the password for the certificate file (for PFX files).
+	// This is optional and only needed if the certificate file is password-protected.
+	CertificatePassword config_util.Secret `yaml:"certificate_password,omitempty"`
+
+	// SendCertificateChain controls whether to include x5c header in assertion to support
+	// subject name / issuer-based authentication.
+	SendCertificateChain bool `yaml:"send_certificate_chain,omitempty"`
+}
+
 // AzureADConfig is used to store the config values.
 type AzureADConfig struct { //nolint:revive // exported.
 	// ManagedIdentity is the managed identity that is being used to authenticate.
 	ManagedIdentity *ManagedIdentityConfig `yaml:"managed_identity,omitempty"`
+
+	// WorkloadIdentity is the workload identity that is being used to authenticate.
+	WorkloadIdentity *WorkloadIdentityConfig `yaml:"workload_identity,omitempty"`
 
 	// OAuth is the oauth config that is being used to authenticate.
 	OAuth *OAuthConfig `yaml:"oauth,omitempty"`
@@ -78,8 +127,14 @@ type AzureADConfig struct { //nolint:revive // exported.
 	// SDK is the SDK config that is being used to authenticate.
 	SDK *SDKConfig `yaml:"sdk,omitempty"`
 
+	// Certificate is the certificate config that is being used to authenticate.
+	Certificate *CertificateConfig `yaml:"certificate,omitempty"`
+
 	// Cloud is the Azure cloud in which the service is running. Example: AzurePublic/AzureGovernment/AzureChina.
 	Cloud string `yaml:"cloud,omitempty"`
+
+	// Scope is the custom OAuth 2.0 scope to request when acquiring tokens.
+	Scope string `yaml:"scope,omitempty"`
 }
 
 // azureADRoundTripper is used to store the roundtripper and the tokenprovider.
@@ -111,20 +166,28 @@ func (c *AzureADConfig) Validate() error {
 		return errors.New("must provide a cloud in the Azure AD config")
 	}
 
-	if c.ManagedIdentity == nil && c.OAuth == nil && c.SDK == nil {
-		return errors.New("must provide an Azure Managed Identity, Azure OAuth or Azure SDK in the Azure AD config")
+	authenticators := 0
+	if c.ManagedIdentity != nil {
+		authenticators++
+	}
+	if c.WorkloadIdentity != nil {
+		authenticators++
+	}
+	if c.OAuth != nil {
+		authenticators++
+	}
+	if c.SDK != nil {
+		authenticators++
+	}
+	if c.Certificate != nil {
+		authenticators++
 	}
 
-	if c.ManagedIdentity != nil && c.OAuth != nil {
-		return errors.New("cannot provide both Azure Managed Identity and Azure OAuth in the Azure AD config")
+	if authenticators == 0 {
+		return errors.New("must provide an Azure Managed Identity, Azure Workload Identity, Azure OAuth, Azure Certificate or Azure SDK in the Azure AD config")
 	}
-
-	if c.ManagedIdentity != nil && c.SDK != nil {
-		return errors.New("cannot provide both Azure Managed Identity and Azure SDK in the Azure AD config")
-	}
-
-	if c.OAuth != nil && c.SDK != nil {
-		return errors.New("cannot provide both Azure OAuth and Azure SDK in the Azure AD config")
+	if authenticators > 1 {
+		return errors.New("cannot provide multiple authentication methods in the Azure AD config")
 	}
 
 	if c.ManagedIdentity != nil {
@@ -133,6 +196,26 @@ func (c *AzureADConfig) Validate() error {
 			if err != nil {
 				return errors.New("the provided Azure Managed Identity client_id is invalid")
 			}
+		}
+	}
+
+	if c.WorkloadIdentity != nil {
+		if c.WorkloadIdentity.ClientID == "" {
+			return errors.New("must provide an Azure Workload Identity client_id in the Azure AD config")
+		}
+		if c.WorkloadIdentity.TenantID == "" {
+			return errors.New("must provide an Azure Workload Identity tenant_id in the Azure AD config")
+		}
+
+		if _, err := uuid.Parse(c.WorkloadIdentity.ClientID); err != nil {
+			return errors.New("the provided Azure Workload Identity client_id is invalid")
+		}
+		if _, err := uuid.Parse(c.WorkloadIdentity.TenantID); err != nil {
+			return errors.New("the provided Azure Workload Identity tenant_id is invalid")
+		}
+
+		if c.WorkloadIdentity.TokenFilePath == "" {
+			c.WorkloadIdentity.TokenFilePath = DefaultWorkloadIdentityTokenPath
 		}
 	}
 
@@ -147,25 +230,44 @@ func (c *AzureADConfig) Validate() error {
 			return errors.New("must provide an Azure OAuth tenant_id in the Azure AD config")
 		}
 
-		var err error
-		_, err = uuid.Parse(c.OAuth.ClientID)
-		if err != nil {
+		if _, err := uuid.Parse(c.OAuth.ClientID); err != nil {
 			return errors.New("the provided Azure OAuth client_id is invalid")
 		}
-		_, err = regexp.MatchString("^[0-9a-zA-Z-.]+$", c.OAuth.TenantID)
-		if err != nil {
+		if _, err := regexp.MatchString("^[0-9a-zA-Z-.]+$", c.OAuth.TenantID); err != nil {
 			return errors.New("the provided Azure OAuth tenant_id is invalid")
 		}
 	}
 
 	if c.SDK != nil {
-		var err error
-
 		if c.SDK.TenantID != "" {
-			_, err = regexp.MatchString("^[0-9a-zA-Z-.]+$", c.SDK.TenantID)
-			if err != nil {
-				return errors.New("the provided Azure OAuth tenant_id is invalid")
+			if _, err := regexp.MatchString("^[0-9a-zA-Z-.]+$", c.SDK.TenantID); err != nil {
+				return errors.New("the provided Azure SDK tenant_id is invalid")
 			}
+		}
+	}
+
+	if c.Certificate != nil {
+		if c.Certificate.ClientID == "" {
+			return errors.New("must provide an Azure Certificate client_id in the Azure AD config")
+		}
+		if c.Certificate.TenantID == "" {
+			return errors.New("must provide an Azure Certificate tenant_id in the Azure AD config")
+		}
+		if c.Certificate.CertificatePath == "" {
+			return errors.New("must provide an Azure Certificate certificate_path in the Azure AD config")
+		}
+
+		if _, err := uuid.Parse(c.Certificate.ClientID); err != nil {
+			return errors.New("the provided Azure Certificate client_id is invalid")
+		}
+		if _, err := regexp.MatchString("^[0-9a-zA-Z-.]+$", c.Certificate.TenantID); err != nil {
+			return errors.New("the provided Azure Certificate tenant_id is invalid")
+		}
+	}
+
+	if c.Scope != "" {
+		if matched, err := regexp.MatchString("^[\\w\\s:/.\\-]+$", c.Scope); err != nil || !matched {
+			return errors.New("the provided scope contains invalid characters")
 		}
 	}
 
@@ -173,7 +275,7 @@ func (c *AzureADConfig) Validate() error {
 }
 
 // UnmarshalYAML unmarshal the Azure AD config yaml.
-func (c *AzureADConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+func (c *AzureADConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	type plain AzureADConfig
 	*c = AzureADConfig{}
 	if err := unmarshal((*plain)(c)); err != nil {
@@ -217,7 +319,7 @@ func (rt *azureADRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	return rt.next.RoundTrip(req)
 }
 
-// newTokenCredential returns a TokenCredential of different kinds like Azure Managed Identity and Azure AD application.
+// newTokenCredential returns a TokenCredential of different kinds like Azure Managed Identity, Workload Identity and Azure AD application.
 func newTokenCredential(cfg *AzureADConfig) (azcore.TokenCredential, error) {
 	var cred azcore.TokenCredential
 	var err error
@@ -234,6 +336,18 @@ func newTokenCredential(cfg *AzureADConfig) (azcore.TokenCredential, error) {
 			ClientID: cfg.ManagedIdentity.ClientID,
 		}
 		cred, err = newManagedIdentityTokenCredential(clientOpts, managedIdentityConfig)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if cfg.WorkloadIdentity != nil {
+		workloadIdentityConfig := &WorkloadIdentityConfig{
+			ClientID:      cfg.WorkloadIdentity.ClientID,
+			TenantID:      cfg.WorkloadIdentity.TenantID,
+			TokenFilePath: cfg.WorkloadIdentity.TokenFilePath,
+		}
+		cred, err = newWorkloadIdentityTokenCredential(clientOpts, workloadIdentityConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -261,6 +375,21 @@ func newTokenCredential(cfg *AzureADConfig) (azcore.TokenCredential, error) {
 		}
 	}
 
+	if cfg.Certificate != nil {
+		certificateConfig := &CertificateConfig{
+			ClientID:             cfg.Certificate.ClientID,
+			TenantID:             cfg.Certificate.TenantID,
+			CertificatePath:      cfg.Certificate.CertificatePath,
+			CertificateKeyPath:   cfg.Certificate.CertificateKeyPath,
+			CertificatePassword:  cfg.Certificate.CertificatePassword,
+			SendCertificateChain: cfg.Certificate.SendCertificateChain,
+		}
+		cred, err = newCertificateTokenCredential(clientOpts, certificateConfig)
+		if err != nil {
+			return nil, err
+		}
+	}
+
 	return cred, nil
 }
 
@@ -276,10 +405,25 @@ func newManagedIdentityTokenCredential(clientOpts *azcore.ClientOptions, managed
 	return azidentity.NewManagedIdentityCredential(opts)
 }
 
+// newWorkloadIdentityTokenCredential returns new Microsoft Entra Workload Identity token credential.
+//
+// For detailed setup instructions, see:
+// https://learn.microsoft.com/en-us/azure/azure-monitor/essentials/prometheus-metrics-enable-workload-identity
+func newWorkloadIdentityTokenCredential(clientOpts *azcore.ClientOptions, workloadIdentityConfig *WorkloadIdentityConfig) (azcore.TokenCredential, error) {
+	opts := &azidentity.WorkloadIdentityCredentialOptions{
+		ClientOptions: *clientOpts,
+		ClientID:      workloadIdentityConfig.ClientID,
+		TenantID:      workloadIdentityConfig.TenantID,
+		TokenFilePath: workloadIdentityConfig.TokenFilePath,
+	}
+
+	return azidentity.NewWorkloadIdentityCredential(opts)
+}
+
 // newOAuthTokenCredential returns new OAuth token credential.
 func newOAuthTokenCredential(clientOpts *azcore.ClientOptions, oAuthConfig *OAuthConfig) (azcore.TokenCredential, error) {
 	opts := &azidentity.ClientSecretCredentialOptions{ClientOptions: *clientOpts}
-	return azidentity.NewClientSecretCredential(oAuthConfig.TenantID, oAuthConfig.ClientID, oAuthConfig.ClientSecret, opts)
+	return azidentity.NewClientSecretCredential(oAuthConfig.TenantID, oAuthConfig.ClientID, string(oAuthConfig.ClientSecret), opts)
 }
 
 // newSDKTokenCredential returns new SDK token credential.
@@ -288,17 +432,65 @@ func newSDKTokenCredential(clientOpts *azcore.ClientOptions, sdkConfig *SDKConfi
 	return azidentity.NewDefaultAzureCredential(opts)
 }
 
+// newCertificateTokenCredential returns new certificate-based token credential.
+func newCertificateTokenCredential(clientOpts *azcore.ClientOptions, certConfig *CertificateConfig) (azcore.TokenCredential, error) {
+	certData, err := os.ReadFile(certConfig.CertificatePath)
+	if err != nil {
+		return nil, errors.New("failed to read certificate file " + certConfig.CertificatePath + ": " + err.Error())
+	}
+
+	// If a separate key file is provided, append it to the cert data so ParseCertificates can find the private key.
+	if certConfig.CertificateKeyPath != "" {
+		keyData, err := os.ReadFile(certConfig.CertificateKeyPath)
+		if err != nil {
+			return nil, errors.New("failed to read private key file " + certConfig.CertificateKeyPath + ": " + err.Error())
+		}
+		certData = append(append(certData, '\n'), keyData...)
+	}
+
+	var password []byte
+	if certConfig.CertificatePassword != "" {
+		password = []byte(certConfig.CertificatePassword)
+	}
+
+	certs, key, err := azidentity.ParseCertificates(certData, password)
+	if err != nil {
+		return nil, errors.New("failed to parse certificate data: " + err.Error())
+	}
+
+	opts := &azidentity.ClientCertificateCredentialOptions{
+		ClientOptions:        *clientOpts,
+		SendCertificateChain: certConfig.SendCertificateChain,
+	}
+
+	return azidentity.NewClientCertificateCredential(
+		certConfig.TenantID,
+		certConfig.ClientID,
+		certs,
+		key,
+		opts,
+	)
+}
+
 // newTokenProvider helps to fetch accessToken for different types of credential. This also takes care of
 // refreshing the accessToken before expiry. This accessToken is attached to the Authorization header while making requests.
 func newTokenProvider(cfg *AzureADConfig, cred azcore.TokenCredential) (*tokenProvider, error) {
-	audience, err := getAudience(cfg.Cloud)
-	if err != nil {
-		return nil, err
+	var scopes []string
+
+	// Use custom scope if provided, otherwise fallback to cloud-specific audience
+	if cfg.Scope != "" {
+		scopes = []string{cfg.Scope}
+	} else {
+		audience, err := getAudience(cfg.Cloud)
+		if err != nil {
+			return nil, err
+		}
+		scopes = []string{audience}
 	}
 
 	tokenProvider := &tokenProvider{
 		credentialClient: cred,
-		options:          &policy.TokenRequestOptions{Scopes: []string{audience}},
+		options:          &policy.TokenRequestOptions{Scopes: scopes},
 	}
 
 	return tokenProvider, nil
@@ -320,7 +512,7 @@ func (tokenProvider *tokenProvider) getAccessToken(ctx context.Context) (string,
 
 // valid checks if the token in the token provider is valid and not expired.
 func (tokenProvider *tokenProvider) valid() bool {
-	if len(tokenProvider.token) == 0 {
+	if tokenProvider.token == "" {
 		return false
 	}
 	if tokenProvider.refreshTime.After(time.Now().UTC()) {
@@ -335,7 +527,7 @@ func (tokenProvider *tokenProvider) getToken(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(accessToken.Token) == 0 {
+	if accessToken.Token == "" {
 		return errors.New("access token is empty")
 	}
 

@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -24,14 +24,14 @@ import (
 // for the tree view in the UI.
 // TODO: Could it make sense to do this via the normal JSON marshalling methods? Maybe
 // too UI-specific though.
-func translateAST(node parser.Expr) interface{} {
+func translateAST(node parser.Expr) any {
 	if node == nil {
 		return nil
 	}
 
 	switch n := node.(type) {
 	case *parser.AggregateExpr:
-		return map[string]interface{}{
+		return map[string]any{
 			"type":     "aggregation",
 			"op":       n.Op.String(),
 			"expr":     translateAST(n.Expr),
@@ -40,17 +40,21 @@ func translateAST(node parser.Expr) interface{} {
 			"without":  n.Without,
 		}
 	case *parser.BinaryExpr:
-		var matching interface{}
+		var matching any
 		if m := n.VectorMatching; m != nil {
-			matching = map[string]interface{}{
+			matching = map[string]any{
 				"card":    m.Card.String(),
 				"labels":  sanitizeList(m.MatchingLabels),
 				"on":      m.On,
 				"include": sanitizeList(m.Include),
+				"fillValues": map[string]*float64{
+					"lhs": m.FillValues.LHS,
+					"rhs": m.FillValues.RHS,
+				},
 			}
 		}
 
-		return map[string]interface{}{
+		return map[string]any{
 			"type":     "binaryExpr",
 			"op":       n.Op.String(),
 			"lhs":      translateAST(n.LHS),
@@ -59,14 +63,14 @@ func translateAST(node parser.Expr) interface{} {
 			"bool":     n.ReturnBool,
 		}
 	case *parser.Call:
-		args := []interface{}{}
+		args := []any{}
 		for _, arg := range n.Args {
 			args = append(args, translateAST(arg))
 		}
 
-		return map[string]interface{}{
+		return map[string]any{
 			"type": "call",
-			"func": map[string]interface{}{
+			"func": map[string]any{
 				"name":       n.Func.Name,
 				"argTypes":   n.Func.ArgTypes,
 				"variadic":   n.Func.Variadic,
@@ -76,57 +80,102 @@ func translateAST(node parser.Expr) interface{} {
 		}
 	case *parser.MatrixSelector:
 		vs := n.VectorSelector.(*parser.VectorSelector)
-		return map[string]interface{}{
+		return map[string]any{
 			"type":       "matrixSelector",
 			"name":       vs.Name,
 			"range":      n.Range.Milliseconds(),
+			"rangeExpr":  translateDurationExpr(n.RangeExpr),
 			"offset":     vs.OriginalOffset.Milliseconds(),
+			"offsetExpr": translateDurationExpr(vs.OriginalOffsetExpr),
 			"matchers":   translateMatchers(vs.LabelMatchers),
 			"timestamp":  vs.Timestamp,
 			"startOrEnd": getStartOrEnd(vs.StartOrEnd),
+			"anchored":   vs.Anchored,
+			"smoothed":   vs.Smoothed,
 		}
 	case *parser.SubqueryExpr:
-		return map[string]interface{}{
+		return map[string]any{
 			"type":       "subquery",
 			"expr":       translateAST(n.Expr),
 			"range":      n.Range.Milliseconds(),
+			"rangeExpr":  translateDurationExpr(n.RangeExpr),
 			"offset":     n.OriginalOffset.Milliseconds(),
+			"offsetExpr": translateDurationExpr(n.OriginalOffsetExpr),
 			"step":       n.Step.Milliseconds(),
+			"stepExpr":   translateDurationExpr(n.StepExpr),
 			"timestamp":  n.Timestamp,
 			"startOrEnd": getStartOrEnd(n.StartOrEnd),
 		}
+	case *parser.DurationExpr:
+		return translateDurationExpr(n)
 	case *parser.NumberLiteral:
 		return map[string]string{
 			"type": "numberLiteral",
 			"val":  strconv.FormatFloat(n.Val, 'f', -1, 64),
 		}
 	case *parser.ParenExpr:
-		return map[string]interface{}{
+		return map[string]any{
 			"type": "parenExpr",
 			"expr": translateAST(n.Expr),
 		}
 	case *parser.StringLiteral:
-		return map[string]interface{}{
+		return map[string]any{
 			"type": "stringLiteral",
 			"val":  n.Val,
 		}
 	case *parser.UnaryExpr:
-		return map[string]interface{}{
+		return map[string]any{
 			"type": "unaryExpr",
 			"op":   n.Op.String(),
 			"expr": translateAST(n.Expr),
 		}
 	case *parser.VectorSelector:
-		return map[string]interface{}{
+		return map[string]any{
 			"type":       "vectorSelector",
 			"name":       n.Name,
 			"offset":     n.OriginalOffset.Milliseconds(),
+			"offsetExpr": translateDurationExpr(n.OriginalOffsetExpr),
 			"matchers":   translateMatchers(n.LabelMatchers),
 			"timestamp":  n.Timestamp,
 			"startOrEnd": getStartOrEnd(n.StartOrEnd),
+			"anchored":   n.Anchored,
+			"smoothed":   n.Smoothed,
 		}
 	}
 	panic("unsupported node type")
+}
+
+func translateDurationExpr(node parser.Expr) any {
+	if node == nil {
+		return nil
+	}
+
+	switch n := node.(type) {
+	case *parser.DurationExpr:
+		if n == nil {
+			return nil
+		}
+
+		return map[string]any{
+			"type":    "durationExpr",
+			"op":      n.Op.String(),
+			"lhs":     translateDurationExpr(n.LHS),
+			"rhs":     translateDurationExpr(n.RHS),
+			"wrapped": n.Wrapped,
+		}
+	case *parser.NumberLiteral:
+		if n == nil {
+			return nil
+		}
+
+		return map[string]any{
+			"type":     "numberLiteral",
+			"val":      strconv.FormatFloat(n.Val, 'f', -1, 64),
+			"duration": n.Duration,
+		}
+	default:
+		return translateAST(n)
+	}
 }
 
 func sanitizeList(l []string) []string {
@@ -136,10 +185,10 @@ func sanitizeList(l []string) []string {
 	return l
 }
 
-func translateMatchers(in []*labels.Matcher) interface{} {
-	out := []map[string]interface{}{}
+func translateMatchers(in []*labels.Matcher) any {
+	out := []map[string]any{}
 	for _, m := range in {
-		out = append(out, map[string]interface{}{
+		out = append(out, map[string]any{
 			"name":  m.Name,
 			"value": m.Value,
 			"type":  m.Type.String(),
@@ -148,7 +197,7 @@ func translateMatchers(in []*labels.Matcher) interface{} {
 	return out
 }
 
-func getStartOrEnd(startOrEnd parser.ItemType) interface{} {
+func getStartOrEnd(startOrEnd parser.ItemType) any {
 	if startOrEnd == 0 {
 		return nil
 	}

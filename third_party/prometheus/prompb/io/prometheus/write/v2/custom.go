@@ -1,4 +1,4 @@
-// Copyright 2024 The Prometheus Authors
+// Copyright The Prometheus Authors
 // Licensed under the Apache License, Version 2.0 (the "License");
 // you may not use this file except in compliance with the License.
 // You may obtain a copy of the License at
@@ -79,11 +79,6 @@ func (m *TimeSeries) OptimizedMarshalToSizedBuffer(dAtA []byte) (int, error) {
 	if m.XXX_unrecognized != nil {
 		i -= len(m.XXX_unrecognized)
 		copy(dAtA[i:], m.XXX_unrecognized)
-	}
-	if m.CreatedTimestamp != 0 {
-		i = encodeVarintTypes(dAtA, i, uint64(m.CreatedTimestamp))
-		i--
-		dAtA[i] = 0x30
 	}
 	{
 		size, err := m.Metadata.MarshalToSizedBuffer(dAtA[:i])
