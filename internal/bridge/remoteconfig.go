@@ -157,68 +157,92 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 			// it: the bridge does not configure those.
 			continue
 		}
-		e, err := parseEntry(key, files[key])
+		e, err := parseEntry(key, files[key]) // its errors name the key
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if b.namespace != "" && e.namespace != b.namespace {
-			errs = append(errs, fmt.Errorf("%q: outside the bridge's namespace %s", key, b.namespace))
-			continue
-		}
-		if b.namespace == "" && !b.cfg.mayWriteNamespace(e.namespace) {
-			errs = append(errs, fmt.Errorf("%q: the OpAMPBridge's remoteConfigNamespaces do not include %s", key, e.namespace))
-			continue
-		}
-		if err := checkComponents(&e.collector.Spec.Config, b.cfg.ComponentsAllowed); err != nil {
+		if err := b.planEntry(ctx, &p, e); err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", key, err))
-			continue
-		}
-		var current v1beta1.OpenTelemetryCollector
-		err = b.client.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.name}, &current)
-		switch {
-		case apierrors.IsNotFound(err):
-			spec, err := remoteSpec(nil, e.spec, b.cfg.remoteFields())
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%q: %w", key, err))
-				continue
-			}
-			c := &v1beta1.OpenTelemetryCollector{}
-			c.Namespace, c.Name = e.namespace, e.name
-			c.Labels = maps.Clone(e.collector.Labels)
-			if c.Labels == nil {
-				c.Labels = map[string]string{}
-			}
-			if !isManaged(c.Labels, b.name) {
-				c.Labels[LabelManaged] = b.name
-			}
-			c.Labels[LabelCreatedBy] = CreatedByBridge
-			c.Annotations = maps.Clone(e.collector.Annotations)
-			c.Spec = spec
-			p.creates = append(p.creates, c)
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%q: read current collector: %w", key, err))
-		case isReporting(current.Labels):
-			errs = append(errs, fmt.Errorf("%q: cannot modify a collector labelled %s=true", key, LabelReporting))
-		case !isManaged(current.Labels, b.name):
-			errs = append(errs, fmt.Errorf("%q: cannot modify a collector without %s=true or %s=%s", key, LabelManaged, LabelManaged, b.name))
-		default:
-			spec, err := remoteSpec(&current.Spec, e.spec, b.cfg.remoteFields())
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%q: %w", key, err))
-				continue
-			}
-			c := current.DeepCopy()
-			c.Spec = spec
-			p.updates = append(p.updates, update{current: &current, desired: c})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return plan{}, err
 	}
+	if err := b.planDeletes(ctx, &p, files); err != nil {
+		return plan{}, err
+	}
+	return p, nil
+}
+
+// planEntry adds to p the create or update one entry of a remote
+// configuration asks for, or says why the bridge may not make it.
+func (b *Bridge) planEntry(ctx context.Context, p *plan, e entry) error {
+	if b.namespace != "" && e.namespace != b.namespace {
+		return fmt.Errorf("outside the bridge's namespace %s", b.namespace)
+	}
+	if b.namespace == "" && !b.cfg.mayWriteNamespace(e.namespace) {
+		return fmt.Errorf("the OpAMPBridge's remoteConfigNamespaces do not include %s", e.namespace)
+	}
+	if err := checkComponents(&e.collector.Spec.Config, b.cfg.ComponentsAllowed); err != nil {
+		return err
+	}
+	var current v1beta1.OpenTelemetryCollector
+	err := b.client.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.name}, &current)
+	switch {
+	case apierrors.IsNotFound(err):
+		c, err := b.newCollector(e)
+		if err != nil {
+			return err
+		}
+		p.creates = append(p.creates, c)
+	case err != nil:
+		return fmt.Errorf("read current collector: %w", err)
+	case isReporting(current.Labels):
+		return fmt.Errorf("cannot modify a collector labelled %s=true", LabelReporting)
+	case !isManaged(current.Labels, b.name):
+		return fmt.Errorf("cannot modify a collector without %s=true or %s=%s", LabelManaged, LabelManaged, b.name)
+	default:
+		spec, err := remoteSpec(&current.Spec, e.spec, b.cfg.remoteFields())
+		if err != nil {
+			return err
+		}
+		c := current.DeepCopy()
+		c.Spec = spec
+		p.updates = append(p.updates, update{current: &current, desired: c})
+	}
+	return nil
+}
+
+// newCollector is the collector an entry naming no existing one creates:
+// managed by this bridge and marked as created by it.
+func (b *Bridge) newCollector(e entry) (*v1beta1.OpenTelemetryCollector, error) {
+	spec, err := remoteSpec(nil, e.spec, b.cfg.remoteFields())
+	if err != nil {
+		return nil, err
+	}
+	c := &v1beta1.OpenTelemetryCollector{}
+	c.Namespace, c.Name = e.namespace, e.name
+	c.Labels = maps.Clone(e.collector.Labels)
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	if !isManaged(c.Labels, b.name) {
+		c.Labels[LabelManaged] = b.name
+	}
+	c.Labels[LabelCreatedBy] = CreatedByBridge
+	c.Annotations = maps.Clone(e.collector.Annotations)
+	c.Spec = spec
+	return c, nil
+}
+
+// planDeletes adds to p the collectors the bridge created that the remote
+// configuration no longer names, and refuses a configuration that would
+// delete every one of them and create none, unless the OpAMPBridge allows it.
+func (b *Bridge) planDeletes(ctx context.Context, p *plan, files map[string]*protobufs.AgentConfigFile) error {
 	cs, err := b.collectors(ctx, b.client)
 	if err != nil {
-		return plan{}, err
+		return err
 	}
 	created := 0
 	for _, c := range cs {
@@ -234,9 +258,9 @@ func (b *Bridge) planRemoteConfig(ctx context.Context, rc *protobufs.AgentRemote
 		}
 	}
 	if created > 0 && len(p.deletes) == created && len(p.creates) == 0 && !b.cfg.RemoteConfigMayDeleteAll {
-		return plan{}, fmt.Errorf("remote config would delete all %d collectors the bridge created and create none (what a server that lost its state sends); set the OpAMPBridge's remoteConfigMayDeleteAll to allow it", created)
+		return fmt.Errorf("remote config would delete all %d collectors the bridge created and create none (what a server that lost its state sends); set the OpAMPBridge's remoteConfigMayDeleteAll to allow it", created)
 	}
-	return p, nil
+	return nil
 }
 
 // applyRemoteConfig validates a remote configuration, dry-runs every write
