@@ -186,20 +186,7 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	}
 
 	out.Objects = append(out.Objects, collectorServices(c, labels, selector, ports)...)
-	if rules := CollectorComponentRules(c.Spec.Config); len(rules) > 0 {
-		if s.ComponentRBACEverywhere || slices.Contains(s.ComponentRBACNamespaces, ns) {
-			owned, cluster := componentRBAC(ns, instance, sa, labels, rules)
-			out.Objects = append(out.Objects, owned...)
-			out.ClusterObjects = cluster
-		} else {
-			names := make([]string, len(rules))
-			for i, r := range rules {
-				names[i] = r.Component
-			}
-			out.ComponentRBACNotGranted = fmt.Sprintf("%s need rights from the API server that the operator grants only to collectors of the namespaces in --collector-rbac-namespaces (or every one with --create-rbac-permissions); grant them to ServiceAccount %s/%s yourself, or ask the operator's administrator",
-				strings.Join(names, ", "), ns, sa)
-		}
-	}
+	addComponentRBAC(&out, c, s, sa, labels)
 
 	tmpl, err := podTemplate(c, s, labels, sa, cm.Name, hash)
 	if err != nil {
@@ -229,6 +216,29 @@ func workloadCollector(c *v1beta1.OpenTelemetryCollector, s Settings, referenced
 	}
 	out.TargetAllocator = taName
 	return out, nil
+}
+
+// addComponentRBAC adds to out the rights the collector's components need
+// from the API server (ServiceAccount sa) where the operator grants them, and
+// otherwise says in out.ComponentRBACNotGranted which components go without.
+func addComponentRBAC(out *Collector, c *v1beta1.OpenTelemetryCollector, s Settings, sa string, labels map[string]string) {
+	rules := CollectorComponentRules(c.Spec.Config)
+	if len(rules) == 0 {
+		return
+	}
+	ns := c.Namespace
+	if s.ComponentRBACEverywhere || slices.Contains(s.ComponentRBACNamespaces, ns) {
+		owned, cluster := componentRBAC(ns, c.Name, sa, labels, rules)
+		out.Objects = append(out.Objects, owned...)
+		out.ClusterObjects = cluster
+		return
+	}
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.Component
+	}
+	out.ComponentRBACNotGranted = fmt.Sprintf("%s need rights from the API server that the operator grants only to collectors of the namespaces in --collector-rbac-namespaces (or every one with --create-rbac-permissions); grant them to ServiceAccount %s/%s yourself, or ask the operator's administrator",
+		strings.Join(names, ", "), ns, sa)
 }
 
 // collectorServices are the headless, monitoring and (with ports) base
