@@ -3,6 +3,7 @@ package allocation
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -273,14 +274,7 @@ type work struct {
 // snapshot. dirty names the jobs whose targets were replaced; nil means the
 // collectors changed, so every job is rebuilt. a.mu must be held.
 func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]bool) Result {
-	names := make([]string, 0, len(a.jobs))
-	total := 0
-	for name, js := range a.jobs {
-		names = append(names, name)
-		total += len(js.targets)
-	}
-	slices.Sort(names)
-
+	names := slices.Sorted(maps.Keys(a.jobs))
 	w, _ := a.bufs.Get().(*work)
 	if w == nil {
 		w = &work{}
@@ -289,6 +283,33 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 		clear(w.targets) // keep no removed target alive
 		a.bufs.Put(w)
 	}()
+	total := a.gather(w, names, joined)
+
+	out := assign(a.opts, w)
+	res := a.movement(w, out, total, joined)
+
+	// Write the assignment back, noting the jobs where it changed.
+	i := 0
+	for _, name := range names {
+		js := a.jobs[name]
+		seg := out[i : i+len(js.targets)]
+		if dirty != nil && !slices.Equal(js.owner, seg) {
+			dirty[name] = true
+		}
+		copy(js.owner, seg)
+		i += len(js.targets)
+	}
+	return a.publish(res, dirty, start)
+}
+
+// gather fills w with every target of the named jobs, in that order, with
+// their hashes, previous owners and (for rendezvous strategies) first
+// choices, and returns how many there are.
+func (a *Allocator) gather(w *work, names []string, joined []bool) int {
+	total := 0
+	for _, name := range names {
+		total += len(a.jobs[name].targets)
+	}
 	w.targets = slices.Grow(w.targets[:0], total)
 	w.hashes = slices.Grow(w.hashes[:0], total)
 	w.prev = slices.Grow(w.prev[:0], total)
@@ -309,9 +330,14 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 			w.first = append(w.first, js.first...)
 		}
 	}
+	return total
+}
 
-	out := assign(a.opts, w)
-
+// movement counts the targets out moves and leaves unassigned, and the
+// least any assignment within the strategy's bounds would have moved (Min):
+// the targets whose collector left, the joiners' share, and for consistent
+// hashing what collectors held above the new capacity.
+func (a *Allocator) movement(w *work, out []int32, total int, joined []bool) Result {
 	res := Result{Targets: total, Collectors: len(a.collectors)}
 	left, joiners := 0, 0
 	prevLoad := make([]int, len(a.collectors))
@@ -346,19 +372,7 @@ func (a *Allocator) rebalance(start time.Time, joined []bool, dirty map[string]b
 			res.Min = max(res.Min, over)
 		}
 	}
-
-	// Write the assignment back, noting the jobs where it changed.
-	i := 0
-	for _, name := range names {
-		js := a.jobs[name]
-		seg := out[i : i+len(js.targets)]
-		if dirty != nil && !slices.Equal(js.owner, seg) {
-			dirty[name] = true
-		}
-		copy(js.owner, seg)
-		i += len(js.targets)
-	}
-	return a.publish(res, dirty, start)
+	return res
 }
 
 // assign dispatches to the strategy.

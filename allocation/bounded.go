@@ -54,28 +54,11 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// bounded assigns each item to a collector. hashes are the items' identities
-// and first their most preferred collectors (best(hashes[k], seeds)). It
-// returns the collector index of each item, -1 when capacity·len(seeds) is too
-// small to hold them all; the result is in buf, valid until its next use.
-func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int, buf *boundedBuf) []int32 {
-	n := len(seeds)
-	buf.out = resize(buf.out, len(hashes))
-	out := buf.out
-	if n == 0 || capacity <= 0 {
-		for k := range out {
-			out[k] = -1
-		}
-		return out
-	}
-	buf.cur = append(buf.cur[:0], first...) // each item's current proposal
-	cur := buf.cur
-	buf.round = resize(buf.round, len(first))
-	round := buf.round
-	clear(round)
-
-	// Bucket items by first choice into one backing array.
-	start := make([]int32, n+1)
+// bucketByFirst groups the items by first choice: the items of collector c
+// are backing[start[c]:start[c+1]], in item order (a counting sort into
+// buf.backing).
+func bucketByFirst(first []choice, n int, buf *boundedBuf) (backing, start []int32) {
+	start = make([]int32, n+1)
 	for _, f := range first {
 		start[f.idx+1]++
 	}
@@ -83,12 +66,31 @@ func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int, buf 
 		start[c+1] += start[c]
 	}
 	buf.backing = resize(buf.backing, len(first))
-	backing := buf.backing
+	backing = buf.backing
 	fill := slices.Clone(start[:n])
 	for k, f := range first {
 		backing[fill[f.idx]] = int32(k)
 		fill[f.idx]++
 	}
+	return backing, start
+}
+
+// bounded assigns each item to a collector. hashes are the items' identities
+// and first their most preferred collectors (best(hashes[k], seeds)). It
+// returns the collector index of each item, -1 when capacity·len(seeds) is too
+// small to hold them all; the result is in buf, valid until its next use.
+func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int, buf *boundedBuf) []int32 {
+	n := len(seeds)
+	if n == 0 || capacity <= 0 {
+		return owners(nil, len(hashes), buf)
+	}
+	buf.cur = append(buf.cur[:0], first...) // each item's current proposal
+	cur := buf.cur
+	buf.round = resize(buf.round, len(first))
+	round := buf.round
+	clear(round)
+
+	backing, start := bucketByFirst(first, n, buf)
 
 	// round counts an item's rejections: the rank, in its preferences, of the
 	// collector it is proposing to.
@@ -147,6 +149,14 @@ func bounded(hashes []uint64, first []choice, seeds []uint64, capacity int, buf 
 		}
 	}
 
+	return owners(acc, len(hashes), buf)
+}
+
+// owners turns the items each collector accepted into each item's collector
+// index in buf.out, -1 for an item no collector holds.
+func owners(acc [][]int32, items int, buf *boundedBuf) []int32 {
+	buf.out = resize(buf.out, items)
+	out := buf.out
 	for k := range out {
 		out[k] = -1
 	}
