@@ -177,8 +177,8 @@ func fuzzSelector(t *testing.T, w *Watcher) *prometheus.ResourceSelector {
 func fuzzStore() *assets.StoreBuilder {
 	none := map[string]bool{}
 	return assets.NewStoreBuilder(
-		restrictedConfigMaps{allowed: none, transient: func(error) {}},
-		restrictedSecrets{allowed: none, transient: func(error) {}})
+		restrictedConfigMaps{reads: restrictedReads[corev1.ConfigMap]{kind: "configmap", allowed: none, transient: func(error) {}}},
+		restrictedSecrets{reads: restrictedReads[corev1.Secret]{kind: "secret", allowed: none, transient: func(error) {}}})
 }
 
 // TestRefusedJobReported: a ScrapeConfig prometheus-operator accepts but

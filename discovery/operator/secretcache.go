@@ -1,14 +1,10 @@
 package operator
 
 import (
-	"context"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // The Secrets and ConfigMaps that prometheus-operator resources reference
@@ -65,26 +61,4 @@ func (c *objectCache[T]) get(ns, name string, fetch func() (*T, error)) (*T, err
 		c.mu.Unlock()
 	}
 	return obj, err
-}
-
-// cachedSecrets serves Get through a cache. prometheus-operator's store
-// only calls Get and does not modify what it gets.
-type cachedSecrets struct {
-	typedcorev1.SecretInterface
-	ns    string
-	cache *objectCache[corev1.Secret]
-}
-
-func (c cachedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	return c.cache.get(c.ns, name, func() (*corev1.Secret, error) { return c.SecretInterface.Get(ctx, name, opts) })
-}
-
-type cachedConfigMaps struct {
-	typedcorev1.ConfigMapInterface
-	ns    string
-	cache *objectCache[corev1.ConfigMap]
-}
-
-func (c cachedConfigMaps) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
-	return c.cache.get(c.ns, name, func() (*corev1.ConfigMap, error) { return c.ConfigMapInterface.Get(ctx, name, opts) })
 }

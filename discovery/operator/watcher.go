@@ -413,8 +413,8 @@ func (r *operatorRun) newSelector() (*prometheus.ResourceSelector, *assets.Store
 	w := r.w
 	r.transientErr = nil
 	store := assets.NewStoreBuilder(
-		restrictedConfigMaps{w.kube.CoreV1(), w.secretNS, r.onTransient, r.configMapCache},
-		restrictedSecrets{w.kube.CoreV1(), w.secretNS, r.onTransient, r.secretCache})
+		restrictedConfigMaps{w.kube.CoreV1(), restrictedReads[corev1.ConfigMap]{"configmap", w.secretNS, r.onTransient, r.configMapCache}},
+		restrictedSecrets{w.kube.CoreV1(), restrictedReads[corev1.Secret]{"secret", w.secretNS, r.onTransient, r.secretCache}})
 	sel, err := prometheus.NewResourceSelector(w.log.With("component", "prometheus-operator"), w.prom, store, r.nsInf, r.opMetrics, selectorRecorder())
 	if err != nil {
 		return nil, nil, fmt.Errorf("create prometheus-operator resource selector: %w", err)
@@ -823,84 +823,81 @@ func keepLoading[T runtime.Object](kind string, in map[string]T, load func(strin
 	return out
 }
 
-// restrictedSecrets reads Secrets only in the allowed namespaces (any when
-// allowed is nil), and
-// reports errors other than NotFound (the API server is unreachable, say) so
-// that a generation which met one is discarded rather than published without
-// the resources it rejected.
-type restrictedSecrets struct {
-	typedcorev1.SecretsGetter
+// restrictedReads is how the asset store reads Secrets and ConfigMaps: only
+// in the allowed namespaces (any when allowed is nil), through cache (when
+// set), and reporting errors other than NotFound and Forbidden (the API
+// server is unreachable, say) to transient, so that a generation which met
+// one is discarded rather than published without the resources it rejected.
+type restrictedReads[T any] struct {
+	kind      string // "secret" or "configmap", for errors
 	allowed   map[string]bool
 	transient func(error)
-	cache     *objectCache[corev1.Secret]
+	cache     *objectCache[T]
+}
+
+// get reads ns/name with fetch, under the rules above.
+func (r restrictedReads[T]) get(ns, name string, fetch func() (*T, error)) (*T, error) {
+	if r.allowed != nil && !r.allowed[ns] {
+		return nil, errSecretNamespace(r.kind, ns, name)
+	}
+	var obj *T
+	var err error
+	if r.cache != nil {
+		obj, err = r.cache.get(ns, name, fetch)
+	} else {
+		obj, err = fetch()
+	}
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		r.transient(err)
+	}
+	return obj, err
+}
+
+// restrictedSecrets serves the asset store's Secret reads (it only calls
+// Get, and does not modify what it gets) under restrictedReads' rules.
+type restrictedSecrets struct {
+	typedcorev1.SecretsGetter
+	reads restrictedReads[corev1.Secret]
 }
 
 func (r restrictedSecrets) Secrets(ns string) typedcorev1.SecretInterface {
-	if r.allowed == nil || r.allowed[ns] {
-		return reportingSecrets{cachedSecrets{r.SecretsGetter.Secrets(ns), ns, r.cache}, r.transient}
+	if r.reads.allowed != nil && !r.reads.allowed[ns] {
+		return secretsIn{ns: ns, reads: r.reads} // Get refuses before any read
 	}
-	return deniedSecrets{ns: ns}
+	return secretsIn{r.SecretsGetter.Secrets(ns), ns, r.reads}
 }
 
-type reportingSecrets struct {
+type secretsIn struct {
 	typedcorev1.SecretInterface
-	transient func(error)
+	ns    string
+	reads restrictedReads[corev1.Secret]
 }
 
-func (r reportingSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	s, err := r.SecretInterface.Get(ctx, name, opts)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
-		r.transient(err)
-	}
-	return s, err
+func (s secretsIn) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	return s.reads.get(s.ns, name, func() (*corev1.Secret, error) { return s.SecretInterface.Get(ctx, name, opts) })
 }
 
-// deniedSecrets refuses every read; the store only calls Get.
-type deniedSecrets struct {
-	typedcorev1.SecretInterface
-	ns string
-}
-
-func (d deniedSecrets) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Secret, error) {
-	return nil, errSecretNamespace("secret", d.ns, name)
-}
-
-// restrictedConfigMaps reads ConfigMaps only in the allowed namespaces and
-// reports errors as restrictedSecrets does.
+// restrictedConfigMaps is restrictedSecrets for ConfigMaps.
 type restrictedConfigMaps struct {
 	typedcorev1.ConfigMapsGetter
-	allowed   map[string]bool
-	transient func(error)
-	cache     *objectCache[corev1.ConfigMap]
+	reads restrictedReads[corev1.ConfigMap]
 }
 
 func (r restrictedConfigMaps) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
-	if r.allowed == nil || r.allowed[ns] {
-		return reportingConfigMaps{cachedConfigMaps{r.ConfigMapsGetter.ConfigMaps(ns), ns, r.cache}, r.transient}
+	if r.reads.allowed != nil && !r.reads.allowed[ns] {
+		return configMapsIn{ns: ns, reads: r.reads}
 	}
-	return deniedConfigMaps{ns: ns}
+	return configMapsIn{r.ConfigMapsGetter.ConfigMaps(ns), ns, r.reads}
 }
 
-type reportingConfigMaps struct {
+type configMapsIn struct {
 	typedcorev1.ConfigMapInterface
-	transient func(error)
+	ns    string
+	reads restrictedReads[corev1.ConfigMap]
 }
 
-func (r reportingConfigMaps) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
-	c, err := r.ConfigMapInterface.Get(ctx, name, opts)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
-		r.transient(err)
-	}
-	return c, err
-}
-
-type deniedConfigMaps struct {
-	typedcorev1.ConfigMapInterface
-	ns string
-}
-
-func (d deniedConfigMaps) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.ConfigMap, error) {
-	return nil, errSecretNamespace("configmap", d.ns, name)
+func (c configMapsIn) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
+	return c.reads.get(c.ns, name, func() (*corev1.ConfigMap, error) { return c.ConfigMapInterface.Get(ctx, name, opts) })
 }
 
 // ErrSecretNamespace is returned for a Secret or ConfigMap outside
