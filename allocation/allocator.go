@@ -27,7 +27,6 @@ type Allocator struct {
 	seeds      []uint64 // scoring seed per collector
 	jobs       map[string]*jobState
 	generation uint64
-	version    uint64 // last Slice version handed out
 	history    []Result
 	// bufs holds *work: the flat view's storage, reused by rebalances so that
 	// an update of one job does not allocate arrays for all targets, and
@@ -482,8 +481,7 @@ func (a *Allocator) publish(res Result, dirty map[string]bool, start time.Time) 
 				s.slices[c][j] = old
 				continue
 			}
-			a.version++
-			s.slices[c][j] = &Slice{Targets: v, Version: a.version}
+			s.slices[c][j] = &Slice{Targets: v, Version: nextVersion()}
 		}
 	}
 	s.targets = total

@@ -3,6 +3,7 @@ package allocation
 import (
 	"slices"
 	"sort"
+	"sync/atomic"
 )
 
 // Slice is the targets of one job assigned to one collector, in a stable order
@@ -39,7 +40,25 @@ type Snapshot struct {
 
 	last    Result
 	history []Result
+
+	// base is, for a snapshot a Handoff served, the source's snapshot it
+	// adds lingering targets to; nil for a source's own snapshot.
+	base *Snapshot
 }
+
+// source is the snapshot s was derived from, or s.
+func (s *Snapshot) source() *Snapshot {
+	if s.base != nil {
+		return s.base
+	}
+	return s
+}
+
+// sliceVersions hands out Slice versions, unique in the process, so that
+// slices of different allocators and handoffs never share one.
+var sliceVersions atomic.Uint64
+
+func nextVersion() uint64 { return sliceVersions.Add(1) }
 
 // Generation increases with every published snapshot.
 func (s *Snapshot) Generation() uint64 { return s.generation }

@@ -1,0 +1,304 @@
+package allocation
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a settable clock.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time      { return c.t }
+func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
+func newClock() *fakeClock               { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+
+// holders maps every target served by s to the collectors it is served to.
+func holders(s *Snapshot) map[uint64][]string {
+	out := map[uint64][]string{}
+	for _, c := range s.Collectors() {
+		for _, job := range s.Jobs() {
+			if sl := s.Slice(c, job); sl != nil {
+				for _, t := range sl.Targets {
+					out[t.Hash] = append(out[t.Hash], c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func newHandoffAllocator(t *testing.T, collectors, targets int, opts HandoffOptions) (*Allocator, *Handoff) {
+	t.Helper()
+	a := mustNew(t, Options{Strategy: ConsistentHashing})
+	a.SetCollectors(makeCollectors(collectors))
+	a.SetJobTargets(makeTargets(targets, 2, "handoff"))
+	return a, NewHandoff(a, opts)
+}
+
+// TestHandoffJoin: a target that moves (to the joiner, or between others as
+// the load bound shifts) is served to its new owner at once and to its
+// previous owner until the new owner polls its job.
+func TestHandoffJoin(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 3, 1000, HandoffOptions{Now: clock.now})
+	before := assignment(h.Snapshot())
+
+	a.SetCollectors(makeCollectors(4))
+	s := h.Snapshot()
+	after := assignment(a.Snapshot())
+	served := holders(s)
+	moves := 0
+	for hash, prev := range before {
+		now := after[hash]
+		if now == prev {
+			require.Equal(t, []string{now}, served[hash], "an unmoved target is served once")
+			continue
+		}
+		moves++
+		require.ElementsMatch(t, []string{prev, now}, served[hash], "a moved target is served to both owners")
+	}
+	require.Positive(t, moves)
+	require.Equal(t, moves, h.Stats().Lingering)
+	require.Equal(t, a.Snapshot().Loads(), s.Loads(), "loads count a lingering target once")
+
+	// Every collector polls job-0: that job's previous owners are
+	// released, job-1's are not.
+	clock.add(time.Second)
+	for _, c := range s.Collectors() {
+		h.Polled(c, "job-0", s)
+	}
+	for hash, c := range holders(h.Snapshot()) {
+		if len(c) > 1 {
+			require.Equal(t, "job-1", jobOf(a.Snapshot(), hash))
+		}
+	}
+	for _, c := range s.Collectors() {
+		h.Polled(c, "job-1", s)
+	}
+	for hash, c := range holders(h.Snapshot()) {
+		require.Len(t, c, 1, "target %x", hash)
+	}
+	st := h.Stats()
+	require.Zero(t, st.Lingering)
+	require.Equal(t, uint64(moves), st.Moves)
+	require.Equal(t, uint64(moves), st.ReleasedByPoll)
+	require.InDelta(t, float64(moves), st.OverlapSeconds, 1e-9, "every pair lingered one second")
+}
+
+func jobOf(s *Snapshot, hash uint64) string {
+	for _, c := range s.Collectors() {
+		for _, job := range s.Jobs() {
+			if sl := s.Slice(c, job); sl != nil {
+				for _, t := range sl.Targets {
+					if t.Hash == hash {
+						return job
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestHandoffStalePollAndSettle: a poll answered from a snapshot before the
+// move, or sooner than Settle after it, releases nothing.
+func TestHandoffStalePollAndSettle(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 3, 500, HandoffOptions{Now: clock.now, Settle: 5 * time.Second})
+	stale := h.Snapshot()
+	a.SetCollectors(makeCollectors(4))
+	s := h.Snapshot()
+	lingering := h.Stats().Lingering
+	require.Positive(t, lingering)
+
+	pollAll := func(snap *Snapshot) {
+		for _, c := range snap.Collectors() {
+			h.Polled(c, "job-0", snap)
+			h.Polled(c, "job-1", snap)
+		}
+	}
+	pollAll(stale)
+	require.Equal(t, lingering, h.Stats().Lingering, "a poll of the snapshot before the move")
+
+	clock.add(4 * time.Second)
+	pollAll(s)
+	require.Equal(t, lingering, h.Stats().Lingering, "a poll within Settle")
+
+	clock.add(time.Second)
+	pollAll(s)
+	require.Zero(t, h.Stats().Lingering)
+}
+
+// TestHandoffTimeout: without a poll by the new owner, the previous owner
+// keeps a moved target for two of the new owner's observed poll intervals
+// (two DefaultPollInterval before it has polled twice).
+func TestHandoffTimeout(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 3, 500, HandoffOptions{Now: clock.now})
+	h.Snapshot()
+	a.SetCollectors(makeCollectors(4))
+	require.Positive(t, h.Stats().Lingering)
+	clock.add(2*DefaultPollInterval - time.Millisecond)
+	h.Snapshot()
+	require.Positive(t, h.Stats().Lingering)
+	clock.add(time.Millisecond)
+	h.Snapshot()
+	require.Zero(t, h.Stats().Lingering)
+	require.Positive(t, h.Stats().ReleasedByTimeout)
+
+}
+
+// TestHandoffObservedInterval: the default bound is two of the new owner's
+// poll intervals as observed.
+func TestHandoffObservedInterval(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 3, 500, HandoffOptions{Now: clock.now})
+	s := h.Snapshot()
+	for _, c := range makeCollectors(4) { // collector-3 is not one yet: its polls count all the same
+		h.Polled(c.Name, "job-9", s)
+	}
+	clock.add(5 * time.Second)
+	for _, c := range makeCollectors(4) {
+		h.Polled(c.Name, "job-9", s)
+	}
+	a.SetCollectors(makeCollectors(4))
+	h.Snapshot()
+	require.Positive(t, h.Stats().Lingering)
+	clock.add(10*time.Second - time.Millisecond)
+	h.Snapshot()
+	require.Positive(t, h.Stats().Lingering)
+	clock.add(time.Millisecond)
+	h.Snapshot()
+	require.Zero(t, h.Stats().Lingering)
+}
+
+// TestHandoffLeave: the targets of a collector that leaves go to the others
+// at once and linger nowhere (what moves between the others as the load
+// bound shifts does); a target no longer discovered stops lingering.
+func TestHandoffLeave(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 4, 500, HandoffOptions{Now: clock.now})
+	before := assignment(h.Snapshot())
+	a.SetCollectors(makeCollectors(3))
+	served := holders(h.Snapshot())
+	orphans := 0
+	for hash, prev := range before {
+		if prev == "collector-3" {
+			orphans++
+			require.Len(t, served[hash], 1)
+			require.NotEqual(t, "collector-3", served[hash][0])
+		}
+	}
+	require.Positive(t, orphans)
+
+	a.SetCollectors(makeCollectors(4))
+	require.Positive(t, h.Stats().Lingering)
+	a.SetJobTargets(map[string][]*Target{"job-0": nil, "job-1": nil})
+	require.Zero(t, h.Stats().Lingering)
+}
+
+// TestHandoffReplicas is the consistency of two allocator replicas behind
+// one Service: the second sees the collector change up to skew later, and
+// collectors poll either at random. With Settle at least the skew, every
+// target is always held by some collector (each collector holds what its
+// latest poll of each job returned); with no handoff, or Settle 0, some
+// target is held by none.
+func TestHandoffReplicas(t *testing.T) {
+	const skew = 4 * time.Second
+	for _, tc := range []struct {
+		name    string
+		handoff bool
+		settle  time.Duration
+		gapFree bool
+	}{
+		{"no handoff", false, 0, false},
+		{"handoff, settle 0", true, 0, false},
+		{"handoff, settle = skew", true, skew, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gaps := 0
+			for seed := range uint64(20) {
+				gaps += replicaRun(t, seed, skew, tc.handoff, tc.settle)
+			}
+			if tc.gapFree {
+				require.Zero(t, gaps, "targets held by no collector")
+			} else {
+				require.Positive(t, gaps, "the run must show the gap the setting leaves")
+			}
+		})
+	}
+}
+
+// replicaRun runs one randomized scale-up seen by two replicas and returns
+// how many (step, target) pairs no collector held.
+func replicaRun(t *testing.T, seed uint64, skew time.Duration, handoff bool, settle time.Duration) int {
+	t.Helper()
+	clock := newClock()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	targets := makeTargets(200, 1, "replicas")
+	type replica struct {
+		a *Allocator
+		h *Handoff
+	}
+	var reps [2]replica
+	for i := range reps {
+		a := mustNew(t, Options{Strategy: ConsistentHashing})
+		a.SetCollectors(makeCollectors(3))
+		a.SetJobTargets(targets)
+		reps[i] = replica{a, NewHandoff(a, HandoffOptions{Now: clock.now, Settle: settle})}
+	}
+	serve := func(r replica) *Snapshot {
+		if handoff {
+			return r.h.Snapshot()
+		}
+		return r.a.Snapshot()
+	}
+	held := map[string]map[uint64]bool{}
+	poll := func(c string) {
+		r := reps[rng.IntN(2)]
+		s := serve(r)
+		held[c] = map[uint64]bool{}
+		if sl := s.Slice(c, "job-0"); sl != nil {
+			for _, tg := range sl.Targets {
+				held[c][tg.Hash] = true
+			}
+		}
+		if handoff {
+			r.h.Polled(c, "job-0", s)
+		}
+	}
+	for _, c := range makeCollectors(4) {
+		poll(c.Name)
+	}
+	// Each collector polls every 2 s at its own phase, a replica at random.
+	phase := map[string]time.Duration{}
+	for _, c := range makeCollectors(4) {
+		phase[c.Name] = time.Duration(rng.IntN(4)) * 500 * time.Millisecond
+	}
+	gaps := 0
+	const moveAt, period = 10 * time.Second, 2 * time.Second
+	for step := time.Duration(0); step < 60*time.Second; step += 500 * time.Millisecond {
+		if step == moveAt {
+			reps[0].a.SetCollectors(makeCollectors(4))
+		}
+		if step == moveAt+skew {
+			reps[1].a.SetCollectors(makeCollectors(4))
+		}
+		clock.add(500 * time.Millisecond)
+		for _, c := range makeCollectors(4) {
+			if (step+phase[c.Name])%period == 0 {
+				poll(c.Name)
+			}
+		}
+		for _, tg := range targets["job-0"] {
+			if !held["collector-0"][tg.Hash] && !held["collector-1"][tg.Hash] &&
+				!held["collector-2"][tg.Hash] && !held["collector-3"][tg.Hash] {
+				gaps++
+			}
+		}
+	}
+	return gaps
+}
