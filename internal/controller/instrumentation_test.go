@@ -196,8 +196,9 @@ spec:
 	require.NoError(t, h.client.Get(ctx, client.ObjectKeyFromObject(pdb), pdb))
 	pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: 1, CurrentHealthy: 1, DesiredHealthy: 0, ExpectedPods: 1}
 	require.NoError(t, h.client.Status().Update(ctx, pdb))
+	// The reconciler patches the StatefulSet, then writes the status.
 	eventually(t, waitFor, func() error {
-		if restartedAt(sts) == "" {
+		if restartedAt(sts) == "" || instStatus().Restarting != "StatefulSet/db" {
 			return fmt.Errorf("the StatefulSet is not restarted: %+v", instStatus())
 		}
 		return nil
