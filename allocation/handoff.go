@@ -104,7 +104,6 @@ type move struct {
 	owner   string    // the owner in the base snapshot
 	holders []string  // previous owners still served the target
 	at      time.Time // when it moved to owner
-	gen     uint64    // the base generation of that move
 }
 
 // pollState is what a handoff has seen of one collector's polls.
@@ -155,8 +154,15 @@ func (h *Handoff) Snapshot() *Snapshot {
 
 // Polled records that collector fetched job's targets from snap (a
 // snapshot this handoff served): previous owners of the targets that moved
-// to collector are released.
+// to collector are released, if snap is of the latest source snapshot the
+// handoff has seen (an earlier one may not hold them yet).
 func (h *Handoff) Polled(collector, job string, snap *Snapshot) {
+	if _, ok := snap.collIndex[collector]; !ok {
+		return // an unknown collector or job is not remembered: ids come from clients
+	}
+	if _, ok := snap.jobIndex[job]; !ok {
+		return
+	}
 	now := h.opts.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -169,11 +175,12 @@ func (h *Handoff) Polled(collector, job string, snap *Snapshot) {
 		ps.interval = now.Sub(last)
 	}
 	ps.last[job] = now
-	for k, m := range h.moves {
-		if k.job != job || m.owner != collector || snap.generation < m.gen || now.Sub(m.at) < h.opts.Settle {
-			continue
+	if snap.source() == h.base { // else the answer may predate a move: the next poll counts
+		for k, m := range h.moves {
+			if k.job == job && m.owner == collector && now.Sub(m.at) >= h.opts.Settle {
+				h.release(k, m, now, false)
+			}
 		}
-		h.release(k, m, now, false)
 	}
 	if h.pending {
 		h.rebuildLocked(h.src.Snapshot())
@@ -297,7 +304,7 @@ func (h *Handoff) moved(t *Target, prev string, base *Snapshot, now time.Time) {
 		m.holders = append(m.holders, prev)
 		h.stats.Moves++
 	}
-	m.target, m.owner, m.at, m.gen = t, owner, now, base.generation
+	m.target, m.owner, m.at = t, owner, now
 }
 
 // overlay returns base with each lingering target added to its holders'

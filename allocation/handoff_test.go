@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -152,27 +153,39 @@ func TestHandoffTimeout(t *testing.T) {
 }
 
 // TestHandoffObservedInterval: the default bound is two of the new owner's
-// poll intervals as observed.
+// poll intervals as observed, two DefaultPollInterval for a collector not
+// seen polling twice.
 func TestHandoffObservedInterval(t *testing.T) {
 	clock := newClock()
-	a, h := newHandoffAllocator(t, 3, 500, HandoffOptions{Now: clock.now})
+	a, h := newHandoffAllocator(t, 30, 1500, HandoffOptions{Now: clock.now})
 	s := h.Snapshot()
-	for _, c := range makeCollectors(4) { // collector-3 is not one yet: its polls count all the same
-		h.Polled(c.Name, "job-9", s)
+	for range 2 {
+		for _, c := range s.Collectors() {
+			h.Polled(c, "job-9", s) // unknown job: not remembered
+			h.Polled(c, "job-0", s)
+		}
+		clock.add(5 * time.Second)
 	}
-	clock.add(5 * time.Second)
-	for _, c := range makeCollectors(4) {
-		h.Polled(c.Name, "job-9", s)
-	}
-	a.SetCollectors(makeCollectors(4))
+	h.Polled("collector-7", "job-0", s) // unknown collector: not remembered
+	a.SetCollectors(makeCollectors(31))
 	h.Snapshot()
-	require.Positive(t, h.Stats().Lingering)
+	toOld, toNew := 0, 0
+	for _, c := range holders(h.Snapshot()) {
+		switch {
+		case len(c) == 2 && slices.Contains(c, "collector-30"):
+			toNew++
+		case len(c) == 2:
+			toOld++
+		}
+	}
+	require.Positive(t, toOld, "the bound shifts some targets between the old collectors")
+	require.Positive(t, toNew)
 	clock.add(10*time.Second - time.Millisecond)
-	h.Snapshot()
-	require.Positive(t, h.Stats().Lingering)
+	require.Equal(t, toOld+toNew, h.Stats().Lingering)
 	clock.add(time.Millisecond)
-	h.Snapshot()
-	require.Zero(t, h.Stats().Lingering)
+	require.Equal(t, toNew, h.Stats().Lingering, "moves to a collector polling every 5 s end after 10 s")
+	clock.add(2*DefaultPollInterval - 10*time.Second)
+	require.Zero(t, h.Stats().Lingering, "moves to one not seen polling end after 2 default intervals")
 }
 
 // TestHandoffLeave: the targets of a collector that leaves go to the others

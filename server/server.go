@@ -35,6 +35,14 @@ type Assignments interface {
 
 var _ Assignments = (*allocation.Allocator)(nil)
 
+// PollObserver, when the Assignments implement it, is told of every answer
+// to a collector's poll of its targets of a job (/jobs/<job>/targets with
+// collector_id), 304 included, with the snapshot it was answered from: an
+// allocation.Handoff releases previous owners on it. It must not block.
+type PollObserver interface {
+	Polled(collector, job string, snap *allocation.Snapshot)
+}
+
 // ScrapeConfigs is the source of the jobs served at /scrape_configs.
 //
 // ScrapeConfigs returns the current scrape configs keyed by job name, and

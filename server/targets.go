@@ -202,6 +202,9 @@ func (s *Server) jobTargets(c *gin.Context) {
 		b = s.cache.slice(snap, sl)
 	}
 	s.writeBody(c, b)
+	if po, ok := s.opts.Assignments.(PollObserver); ok {
+		po.Polled(collector, job, snap)
+	}
 }
 
 // wholeJob returns the object served without collector_id, cached per

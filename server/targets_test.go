@@ -401,8 +401,9 @@ func (s *switchable) set(a *allocation.Allocator) {
 
 func TestSliceCacheAcrossAllocators(t *testing.T) {
 	t.Parallel()
-	// Two allocators built the same way hand out the same Versions for
-	// different content.
+	// Two allocators built the same way: their slices' Versions are unique
+	// in the process (they used to count per allocator, and the cache served
+	// the first allocator's body for the second's slice of equal Version).
 	first := newAllocator(t, 2, mkJobs(10, "a"))
 	second := newAllocator(t, 2, map[string][]*allocation.Target{
 		"a": {mkTarget("a", "192.0.2.1:1"), mkTarget("a", "192.0.2.2:1"), mkTarget("a", "192.0.2.3:1")},
@@ -411,11 +412,13 @@ func TestSliceCacheAcrossAllocators(t *testing.T) {
 	require.Equal(t, first.Snapshot().Generation(), second.Snapshot().Generation())
 	col := ""
 	for _, c := range second.Snapshot().Collectors() {
-		if sl := second.Snapshot().Slice(c, "a"); sl != nil && first.Snapshot().Slice(c, "a") != nil && sl.Version == first.Snapshot().Slice(c, "a").Version {
+		sl, other := second.Snapshot().Slice(c, "a"), first.Snapshot().Slice(c, "a")
+		if sl != nil && other != nil {
+			require.NotEqual(t, other.Version, sl.Version)
 			col = c
 		}
 	}
-	require.NotEmpty(t, col, "the fixture must produce colliding versions")
+	require.NotEmpty(t, col, "the fixture must give one collector targets of job a in both")
 
 	src := &switchable{a: first}
 	h := newServer(t, src, nil).Handler()

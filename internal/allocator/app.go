@@ -27,6 +27,7 @@ import (
 	"github.com/shardwise/shardwise/discovery/collector"
 	"github.com/shardwise/shardwise/discovery/operator"
 	"github.com/shardwise/shardwise/internal/allocator/upstreammetrics"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/clientgo"
 	"github.com/shardwise/shardwise/server"
 )
@@ -110,6 +111,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	st := &state{}
 	st.alloc.Store(alloc)
+	st.setHandoff(cfg.Handoff)
+	if err := opts.Registry.Register(newHandoffCollector(st)); err != nil {
+		return fmt.Errorf("handoff metrics: %w", err)
+	}
 	hb := &heartbeat{timeout: opts.LivenessTimeout}
 	srv, err := newServer(opts, cfg, st, hb)
 	if err != nil {
@@ -352,16 +357,47 @@ type state struct {
 	configs    atomic.Pointer[map[string]*promconfig.ScrapeConfig] // nil until discovery's first update
 	pending    atomic.Pointer[map[string]bool]                     // immutable; nil means none
 	collectors atomic.Bool                                         // the first collector set is applied
+	handoff    atomic.Pointer[allocation.Handoff]                  // nil when the handoff is off
 }
 
 var (
 	_ server.Assignments   = (*state)(nil)
 	_ server.ScrapeConfigs = (*state)(nil)
 	_ server.PendingJobs   = (*state)(nil)
+	_ server.PollObserver  = (*state)(nil)
 )
 
-// Snapshot implements server.Assignments.
-func (s *state) Snapshot() *allocation.Snapshot { return s.alloc.Load().Snapshot() }
+// Snapshot implements server.Assignments: the allocator's assignment, with
+// moved targets also served to their previous collectors when the handoff is
+// on.
+func (s *state) Snapshot() *allocation.Snapshot {
+	if h := s.handoff.Load(); h != nil {
+		return h.Snapshot()
+	}
+	return s.alloc.Load().Snapshot()
+}
+
+// Polled implements server.PollObserver.
+func (s *state) Polled(collector, job string, snap *allocation.Snapshot) {
+	if h := s.handoff.Load(); h != nil {
+		h.Polled(collector, job, snap)
+	}
+}
+
+// setHandoff puts a new handoff in force (none when disabled); what an
+// earlier one held lingers no more.
+func (s *state) setHandoff(c allocatorconfig.Handoff) {
+	if !c.On() {
+		s.handoff.Store(nil)
+		return
+	}
+	s.handoff.Store(allocation.NewHandoff(allocatorSnapshots{s}, allocation.HandoffOptions{MaxOverlap: c.MaxOverlap, Settle: c.Settle}))
+}
+
+// allocatorSnapshots is the allocator in force, as a handoff's source.
+type allocatorSnapshots struct{ s *state }
+
+func (a allocatorSnapshots) Snapshot() *allocation.Snapshot { return a.s.alloc.Load().Snapshot() }
 
 // ScrapeConfigs implements server.ScrapeConfigs: ready once discovery's
 // first update (every job's providers reported, or the bounded wait ended)
@@ -508,6 +544,10 @@ func (l *loop) applyConfig(next *config) error {
 	}
 	if err := l.mgr.ApplyConfig(promConfig(next)); err != nil {
 		return err
+	}
+	if !reflect.DeepEqual(next.Handoff, prev.Handoff) {
+		l.state.setHandoff(next.Handoff)
+		l.log.Info("handoff settings changed", "enabled", next.Handoff.On(), "max_overlap", next.Handoff.MaxOverlap, "settle", next.Handoff.Settle)
 	}
 	if !usesPods(next) && !usesPods(prev) {
 		if cs := staticCollectors(next); !reflect.DeepEqual(cs, l.collectors) {

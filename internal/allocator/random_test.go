@@ -53,7 +53,10 @@ func TestRandomSteps(t *testing.T) {
 	}
 	writeConfig := func() {
 		var b strings.Builder
-		fmt.Fprintf(&b, "listen_addr: 127.0.0.1:0\ncollectors: [%s]\nconfig:\n  scrape_configs:\n", strings.Join(collectors, ", "))
+		// No handoff: the test checks that every target is served to exactly
+		// one collector after each step (TestHandoffProcess covers the
+		// handoff through the process).
+		fmt.Fprintf(&b, "listen_addr: 127.0.0.1:0\nhandoff: {enabled: false}\ncollectors: [%s]\nconfig:\n  scrape_configs:\n", strings.Join(collectors, ", "))
 		names := slices.Sorted(func(yield func(string) bool) {
 			for j := range jobs {
 				if !yield(j) {

@@ -1,6 +1,9 @@
 package allocatorconfig
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Allocator holds the allocator's own keys of the file (Config holds the
 // discovery keys): listen address, allocation strategy, HTTPS, telemetry and
@@ -24,7 +27,29 @@ type Allocator struct {
 	// ResponseCacheBytes is ours: the bytes of serialized target responses
 	// the server keeps (server.DefaultResponseCacheBytes when zero).
 	ResponseCacheBytes int64 `yaml:"response_cache_bytes,omitempty"`
+	// Handoff is ours: make-before-break when a target changes collector
+	// (allocation.Handoff).
+	Handoff Handoff `yaml:"handoff,omitempty"`
 }
+
+// Handoff is the `handoff:` block: a target that moves to another
+// collector is served to its previous collector too, until the new one has
+// polled its job (allocation.Handoff says exactly when).
+type Handoff struct {
+	// Enabled is true when unset.
+	Enabled *bool `yaml:"enabled,omitempty"`
+	// MaxOverlap bounds how long the previous collector keeps a moved target
+	// (beyond Settle); zero means two poll intervals of the new collector,
+	// as observed.
+	MaxOverlap time.Duration `yaml:"max_overlap,omitempty"`
+	// Settle is the least time between a move and the poll that releases
+	// the previous collector: how long allocator replicas behind one Service
+	// may disagree. Zero for one replica.
+	Settle time.Duration `yaml:"settle,omitempty"`
+}
+
+// On reports whether the handoff is enabled.
+func (h Handoff) On() bool { return h.Enabled == nil || *h.Enabled }
 
 // Telemetry is the upstream allocator's `telemetry:` block, with the
 // keys of the OpenTelemetry declarative configuration's meter provider
