@@ -80,6 +80,11 @@ func TestServiceMonitor(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: smService, Namespace: smNamespace, Labels: map[string]string{"app": "shardwise-e2e"}},
 		Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone,
+			// The API server makes a headless Service without a selector
+			// dual-stack, and Prometheus' endpointslice role (v0.313) leaves
+			// out the slices of a dual-stack Service whose address type is
+			// not its first IP family, FQDN slices included.
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
 			Ports: []corev1.ServicePort{{
 				Name: smPortName, Port: 8080, TargetPort: intstr.FromString(smPortName), Protocol: corev1.ProtocolTCP,
 			}},
