@@ -11,31 +11,37 @@ import (
 // Make-before-break handoff.
 //
 // When an assignment moves a target from collector A to collector B, B is
-// served the target at once, and A keeps being served it until B has polled
-// the target's job after the move: until then B may not scrape it yet, and
-// without A nobody would (for up to one poll interval, each time a target
-// changes owner). A releases the target when
+// served the target at once, and A keeps being served it until B has had
+// the target long enough to scrape it: without A nobody would scrape the
+// target until B has polled and started (for up to a poll interval plus the
+// receiver's reload delays, each time a target changes owner). A releases
+// the target
 //
-//   - B polls the job, from a snapshot in which B owns the target, at least
-//     Settle after the move; or
-//   - MaxOverlap and Settle pass after the move (MaxOverlap is by default
-//     two of B's poll intervals as observed, two DefaultPollInterval until B
-//     has polled twice); or
-//   - A is no longer a collector (a deleted pod does not poll again), the
-//     target is no longer discovered, or the target moves back to A.
+//   - Settle after B's first poll of the target's job that is at least
+//     Settle after the move (B then holds the target, from a snapshot where
+//     it owns it, and has had Settle to start scraping it); or
+//   - when the bound passes: MaxOverlap plus twice Settle after the move
+//     (MaxOverlap is by default two of B's poll intervals as observed, two
+//     DefaultPollInterval until B has polled twice); or
+//   - at once when A is no longer a collector (a deleted pod does not poll
+//     again), the target is no longer discovered, or it moves back to A.
 //
-// For the overlap a target is scraped twice, by A and by B: samples are
-// duplicated, never lost.
+// Settle is both how long a collector may take from a poll to scraping what
+// it returned (the OpenTelemetry Collector's Prometheus receiver applies
+// discovery and reloads its scrape manager at most every 5 s each) and how
+// long allocator replicas behind one Service may disagree. For the overlap
+// a target is scraped twice, by A and by B: samples are duplicated, never
+// lost.
 //
-// Several allocator replicas behind one Service each keep their own handoff
-// state, and a collector's polls go to any of them. Assignments are a pure
-// function of targets and collectors, so replicas that have seen the same
-// discovery agree; Settle covers the time they may not. A replica releases A
-// only on a poll by B at least Settle after the move, by which time every
-// replica serves the target to B, so B keeps it whichever replica it polls
-// next; until then every replica serves it to A (as owner or as previous
-// owner). With Settle at least the replicas' discovery skew, no target is
-// served to no collector.
+// Several allocator replicas each keep their own handoff state, and a
+// collector's polls go to any of them. Assignments are a pure function of
+// targets and collectors, so replicas that have seen the same discovery
+// agree, and Settle covers the time they may not: a replica releases A only
+// after a poll by B at least Settle after the move, when every replica
+// serves the target to B, so B keeps it whichever replica it polls next;
+// until then every replica serves it to A (as owner or as previous owner).
+// With Settle at least the replicas' discovery skew, no target is served to
+// no collector.
 
 // DefaultPollInterval is the poll interval a handoff assumes for a collector
 // it has not yet seen poll twice: the OpenTelemetry Collector's Prometheus
@@ -48,9 +54,10 @@ type HandoffOptions struct {
 	// beyond Settle. Zero means two poll intervals of the new owner, as
 	// observed.
 	MaxOverlap time.Duration
-	// Settle is the least time between a move and the poll by the new owner
-	// that releases the previous one: how long allocator replicas behind one
-	// Service may disagree. Zero for a single replica.
+	// Settle is how long a collector may take from a poll to scraping what
+	// it returned, and how long allocator replicas behind one Service may
+	// disagree (see the handoff comment). Zero releases a previous owner at
+	// the new owner's first poll after the move.
 	Settle time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -63,8 +70,8 @@ type HandoffStats struct {
 	// Moves counts the targets that changed owner while their previous
 	// owner stayed a collector.
 	Moves uint64
-	// ReleasedByPoll counts previous owners released by the new owner's
-	// poll, ReleasedByTimeout those released by MaxOverlap.
+	// ReleasedByPoll counts previous owners released after the new owner's
+	// poll, ReleasedByTimeout those released by the bound.
 	ReleasedByPoll, ReleasedByTimeout uint64
 	// OverlapSeconds sums, over released pairs, how long the target was
 	// served to both collectors.
@@ -101,9 +108,10 @@ type moveKey struct {
 // move is a target whose owner changed while previous owners still serve it.
 type move struct {
 	target  *Target
-	owner   string    // the owner in the base snapshot
-	holders []string  // previous owners still served the target
-	at      time.Time // when it moved to owner
+	owner     string    // the owner in the base snapshot
+	holders   []string  // previous owners still served the target
+	at        time.Time // when it moved to owner
+	delivered time.Time // owner's first poll at least Settle after at; zero before
 }
 
 // pollState is what a handoff has seen of one collector's polls.
@@ -175,15 +183,24 @@ func (h *Handoff) Polled(collector, job string, snap *Snapshot) {
 		ps.interval = now.Sub(last)
 	}
 	ps.last[job] = now
-	if snap.source() == h.base { // else the answer may predate a move: the next poll counts
-		for k, m := range h.moves {
-			if k.job == job && m.owner == collector && now.Sub(m.at) >= h.opts.Settle {
-				h.release(k, m, now, false)
-			}
+	if snap.source() != h.base {
+		return // the answer may predate a move: the next poll counts
+	}
+	due := false
+	for k, m := range h.moves {
+		if k.job != job || m.owner != collector || !m.delivered.IsZero() || now.Sub(m.at) < h.opts.Settle {
+			continue
 		}
+		m.delivered = now
+		if h.opts.Settle == 0 {
+			h.release(k, m, now, false)
+		}
+		due = true
 	}
 	if h.pending {
 		h.rebuildLocked(h.src.Snapshot())
+	} else if due {
+		h.scheduleLocked()
 	}
 }
 
@@ -213,17 +230,41 @@ func (h *Handoff) release(k moveKey, m *move, now time.Time, timeout bool) {
 	h.pending = true
 }
 
-// maxOverlap is how long a target moved to owner may linger: MaxOverlap,
-// or two of owner's poll intervals, plus Settle (a poll within Settle of the
-// move may have gone to a replica that did not know of it).
+// maxOverlap is how long a target moved to owner may linger: MaxOverlap, or
+// two of owner's poll intervals, plus twice Settle (the release by poll
+// comes Settle after a poll at least Settle after the move).
 func (h *Handoff) maxOverlap(owner string) time.Duration {
+	bound := 2 * DefaultPollInterval
 	if h.opts.MaxOverlap > 0 {
-		return h.opts.MaxOverlap + h.opts.Settle
+		bound = h.opts.MaxOverlap
+	} else if ps := h.polls[owner]; ps != nil && ps.interval > 0 {
+		bound = 2 * ps.interval
 	}
-	if ps := h.polls[owner]; ps != nil && ps.interval > 0 {
-		return 2*ps.interval + h.opts.Settle
+	return bound + 2*h.opts.Settle
+}
+
+// deadline is when m ends: Settle after its delivery, or its bound.
+func (h *Handoff) deadline(m *move) (time.Time, bool) {
+	bound := m.at.Add(h.maxOverlap(m.owner))
+	if !m.delivered.IsZero() {
+		if d := m.delivered.Add(h.opts.Settle); d.Before(bound) {
+			return d, false
+		}
 	}
-	return 2*DefaultPollInterval + h.opts.Settle
+	return bound, true
+}
+
+// scheduleLocked sets when Snapshot must next rebuild: the earliest
+// deadline. h.mu must be held.
+func (h *Handoff) scheduleLocked() {
+	next := int64(0)
+	for _, m := range h.moves {
+		d, _ := h.deadline(m)
+		if n := d.UnixNano(); next == 0 || n < next {
+			next = n
+		}
+	}
+	h.next.Store(next)
 }
 
 // rebuildLocked folds a new base snapshot into the moves, releases what
@@ -234,18 +275,12 @@ func (h *Handoff) rebuildLocked(base *Snapshot) *Snapshot {
 		h.fold(base, now)
 		h.base = base
 	}
-	next := int64(0)
 	for k, m := range h.moves {
-		deadline := m.at.Add(h.maxOverlap(m.owner))
-		if !now.Before(deadline) {
-			h.release(k, m, now, true)
-			continue
-		}
-		if d := deadline.UnixNano(); next == 0 || d < next {
-			next = d
+		if d, timeout := h.deadline(m); !now.Before(d) {
+			h.release(k, m, now, timeout)
 		}
 	}
-	h.next.Store(next)
+	h.scheduleLocked()
 	if s := h.served.Load(); s != nil && s.source() == base && !h.pending {
 		return s // nothing changed: keep the snapshot (and what servers cache by it)
 	}

@@ -105,7 +105,8 @@ func jobOf(s *Snapshot, hash uint64) string {
 }
 
 // TestHandoffStalePollAndSettle: a poll answered from a snapshot before the
-// move, or sooner than Settle after it, releases nothing.
+// move, or sooner than Settle after it, releases nothing; the first poll at
+// least Settle after the move releases the previous owners Settle later.
 func TestHandoffStalePollAndSettle(t *testing.T) {
 	clock := newClock()
 	a, h := newHandoffAllocator(t, 3, 500, HandoffOptions{Now: clock.now, Settle: 5 * time.Second})
@@ -130,7 +131,12 @@ func TestHandoffStalePollAndSettle(t *testing.T) {
 
 	clock.add(time.Second)
 	pollAll(s)
+	require.Equal(t, lingering, h.Stats().Lingering, "the new owners hold the targets: Settle to start scraping them")
+	clock.add(5*time.Second - time.Millisecond)
+	require.Equal(t, lingering, h.Stats().Lingering)
+	clock.add(time.Millisecond)
 	require.Zero(t, h.Stats().Lingering)
+	require.Equal(t, uint64(lingering), h.Stats().ReleasedByPoll)
 }
 
 // TestHandoffTimeout: without a poll by the new owner, the previous owner

@@ -194,6 +194,12 @@ func parseConfig(b []byte) (*config, error) {
 	if c.BalanceEpsilon == 0 {
 		c.BalanceEpsilon = allocation.DefaultEpsilon
 	}
+	if c.Handoff.Settle == 0 {
+		c.Handoff.Settle = allocatorconfig.DefaultHandoffSettle
+	}
+	if c.Handoff.Settle < 0 || c.Handoff.MaxOverlap < 0 {
+		return nil, fmt.Errorf("handoff: settle and max_overlap must not be negative")
+	}
 	if _, err := allocation.New(c.allocationOptions()); err != nil {
 		return nil, err
 	}

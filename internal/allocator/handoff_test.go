@@ -29,7 +29,9 @@ func TestHandoffProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.json"), b, 0o600))
 	writeConfig := func(collectors ...string) {
-		cfg := fmt.Sprintf("listen_addr: 127.0.0.1:0\ncollectors: [%s]\nconfig:\n  scrape_configs:\n  - job_name: j\n    file_sd_configs: [{files: [t.json]}]\n", strings.Join(collectors, ", "))
+		// settle 1ns: the joiner's first poll releases the others (the
+		// default gives a receiver 10 s to start scraping).
+		cfg := fmt.Sprintf("listen_addr: 127.0.0.1:0\nhandoff: {settle: 1ns}\ncollectors: [%s]\nconfig:\n  scrape_configs:\n  - job_name: j\n    file_sd_configs: [{files: [t.json]}]\n", strings.Join(collectors, ", "))
 		tmp := path + ".tmp"
 		require.NoError(t, os.WriteFile(tmp, []byte(cfg), 0o600))
 		require.NoError(t, os.Rename(tmp, path))

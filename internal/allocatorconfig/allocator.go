@@ -42,11 +42,18 @@ type Handoff struct {
 	// (beyond Settle); zero means two poll intervals of the new collector,
 	// as observed.
 	MaxOverlap time.Duration `yaml:"max_overlap,omitempty"`
-	// Settle is the least time between a move and the poll that releases
-	// the previous collector: how long allocator replicas behind one Service
-	// may disagree. Zero for one replica.
+	// Settle is how long a collector may take from a poll to scraping what
+	// it returned, and how long allocator replicas behind one Service may
+	// disagree: the previous collector is released Settle after the new
+	// one's first poll at least Settle after the move. Zero means
+	// DefaultHandoffSettle.
 	Settle time.Duration `yaml:"settle,omitempty"`
 }
+
+// DefaultHandoffSettle covers the OpenTelemetry Collector's Prometheus
+// receiver, which applies discovery and reloads its scrape manager at most
+// every 5 s each.
+const DefaultHandoffSettle = 10 * time.Second
 
 // On reports whether the handoff is enabled.
 func (h Handoff) On() bool { return h.Enabled == nil || *h.Enabled }

@@ -67,6 +67,9 @@ func startFleet(t *testing.T, endpoint string, collectors []string) *collectorFl
 
 		set := receivertest.NewNopSettings(factory.Type())
 		set.ID = component.NewIDWithName(factory.Type(), id)
+		// The receiver scrapes with User-Agent <command>/<version>: the
+		// targets tell the collectors apart by it.
+		set.BuildInfo = component.BuildInfo{Command: id, Version: "e2e"}
 		set.Logger = zap.New(core).With(zap.String("collector", id))
 
 		sink := &consumertest.MetricsSink{}
