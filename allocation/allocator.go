@@ -34,6 +34,9 @@ type Allocator struct {
 	bufs sync.Pool
 
 	snap atomic.Pointer[Snapshot] // the latest published snapshot
+	// draining are the collectors on their way out, sorted; immutable once
+	// published.
+	draining []string
 	now  func() time.Time
 }
 
@@ -106,9 +109,15 @@ func (a *Allocator) SetCollectors(cs []Collector) Result {
 		byName[c.Name] = c
 	}
 	next := make([]Collector, 0, len(byName))
+	a.draining = nil // the published snapshot keeps the previous list
 	for _, c := range byName {
+		if c.Draining {
+			a.draining = append(a.draining, c.Name)
+			continue
+		}
 		next = append(next, c)
 	}
+	slices.Sort(a.draining)
 	slices.SortFunc(next, func(x, y Collector) int { return strings.Compare(x.Name, y.Name) })
 
 	// Map old collector indices to new ones; -2 marks a collector that left.
@@ -430,6 +439,7 @@ func (a *Allocator) publish(res Result, dirty map[string]bool, start time.Time) 
 	a.generation++
 
 	s := &Snapshot{
+		draining:   a.draining,
 		generation: a.generation,
 		strategy:   a.opts.Strategy,
 		epsilon:    a.opts.Epsilon,

@@ -296,7 +296,7 @@ func (h *Handoff) fold(base *Snapshot, now time.Time) {
 	old := h.base
 	if old != nil {
 		for c, name := range old.collectors {
-			if _, still := base.collIndex[name]; !still {
+			if !base.present(name) {
 				continue // a collector that left polls no more: nothing lingers with it
 			}
 			for j, job := range old.jobs {
@@ -313,8 +313,7 @@ func (h *Handoff) fold(base *Snapshot, now time.Time) {
 	for k, m := range h.moves {
 		owner, ok := base.Lookup(k.hash)
 		m.holders = slices.DeleteFunc(m.holders, func(c string) bool {
-			_, still := base.collIndex[c]
-			return !still || c == owner
+			return !base.present(c) || c == owner
 		})
 		if !ok || len(m.holders) == 0 {
 			delete(h.moves, k) // no longer discovered, or back home
@@ -361,9 +360,21 @@ func (h *Handoff) overlay(base *Snapshot) *Snapshot {
 	s.slices = slices.Clone(base.slices)
 	cloned := make([]bool, len(s.slices))
 	for mk, ts := range extra {
-		c, okc := base.collIndex[mk.collector]
 		j, okj := base.jobIndex[mk.job]
-		if !okc || !okj {
+		if !okj {
+			continue
+		}
+		c, okc := base.collIndex[mk.collector]
+		if !okc { // a draining collector
+			if s.drainingSlices == nil {
+				s.drainingSlices = map[string][]*Slice{}
+			}
+			row := s.drainingSlices[mk.collector]
+			if row == nil {
+				row = make([]*Slice, len(base.jobs))
+				s.drainingSlices[mk.collector] = row
+			}
+			row[j] = h.merge(mk, nil, ts)
 			continue
 		}
 		if !cloned[c] {

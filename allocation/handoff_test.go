@@ -16,10 +16,11 @@ func (c *fakeClock) now() time.Time      { return c.t }
 func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
 func newClock() *fakeClock               { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
 
-// holders maps every target served by s to the collectors it is served to.
+// holders maps every target served by s to the collectors (draining ones
+// included) it is served to.
 func holders(s *Snapshot) map[uint64][]string {
 	out := map[uint64][]string{}
-	for _, c := range s.Collectors() {
+	for _, c := range slices.Concat(s.Collectors(), s.Draining()) {
 		for _, job := range s.Jobs() {
 			if sl := s.Slice(c, job); sl != nil {
 				for _, t := range sl.Targets {
@@ -320,4 +321,52 @@ func replicaRun(t *testing.T, seed uint64, skew time.Duration, handoff bool, set
 		}
 	}
 	return gaps
+}
+
+// TestHandoffDraining: a collector on its way out (its pod terminating)
+// gets no targets, and keeps being served what it held until the new owners
+// have polled; once it is gone (its pod deleted) nothing lingers with it.
+func TestHandoffDraining(t *testing.T) {
+	clock := newClock()
+	a, h := newHandoffAllocator(t, 4, 500, HandoffOptions{Now: clock.now, Settle: time.Second})
+	before := assignment(h.Snapshot())
+	cs := makeCollectors(4)
+	cs[3].Draining = true
+	a.SetCollectors(cs)
+	s := h.Snapshot()
+	require.Equal(t, []string{"collector-3"}, s.Draining())
+	require.NotContains(t, s.Collectors(), "collector-3")
+	require.Zero(t, a.Snapshot().Load("collector-3"))
+	held := 0
+	for hash, prev := range before {
+		if prev != "collector-3" {
+			continue
+		}
+		held++
+		require.Contains(t, holders(s)[hash], "collector-3", "a draining collector keeps what it held")
+		require.Len(t, holders(s)[hash], 2)
+	}
+	require.Positive(t, held)
+	require.NotNil(t, s.Slice("collector-3", "job-0"))
+
+	// The new owners poll; a second later the draining one is released.
+	clock.add(time.Second)
+	for _, c := range s.Collectors() {
+		h.Polled(c, "job-0", s)
+		h.Polled(c, "job-1", s)
+	}
+	clock.add(time.Second)
+	s = h.Snapshot()
+	require.Nil(t, s.Slice("collector-3", "job-0"))
+	require.Nil(t, s.Slice("collector-3", "job-1"))
+
+	// Drained again, then deleted: what it held stops lingering at once.
+	a.SetCollectors(makeCollectors(4))
+	h.Snapshot()
+	a.SetCollectors(cs)
+	require.Positive(t, h.Stats().Lingering)
+	a.SetCollectors(makeCollectors(3))
+	for _, c := range holders(h.Snapshot()) {
+		require.NotContains(t, c, "collector-3")
+	}
 }

@@ -24,6 +24,7 @@ type Snapshot struct {
 	epsilon    float64
 
 	collectors []string       // sorted
+	draining   []string       // sorted: on their way out, no targets of their own
 	collIndex  map[string]int // name -> index into collectors
 	jobs       []string       // sorted, jobs with at least one target
 	jobIndex   map[string]int // name -> index into jobs
@@ -44,6 +45,9 @@ type Snapshot struct {
 	// base is, for a snapshot a Handoff served, the source's snapshot it
 	// adds lingering targets to; nil for a source's own snapshot.
 	base *Snapshot
+	// drainingSlices are, in a snapshot a Handoff served, what draining
+	// collectors are still served, by job index.
+	drainingSlices map[string][]*Slice
 }
 
 // source is the snapshot s was derived from, or s.
@@ -69,6 +73,20 @@ func (s *Snapshot) Strategy() string { return s.strategy }
 // Collectors returns the collector names in sorted order. Do not modify.
 func (s *Snapshot) Collectors() []string { return s.collectors }
 
+// Draining returns the collectors on their way out (Collector.Draining), in
+// sorted order: they hold no targets, unless a Handoff serves them what they
+// held. Do not modify.
+func (s *Snapshot) Draining() []string { return s.draining }
+
+// present reports whether name is a collector or a draining one.
+func (s *Snapshot) present(name string) bool {
+	if _, ok := s.collIndex[name]; ok {
+		return true
+	}
+	_, ok := slices.BinarySearch(s.draining, name)
+	return ok
+}
+
 // Jobs returns the names of the jobs that have targets, in sorted order.
 // Do not modify.
 func (s *Snapshot) Jobs() []string { return s.jobs }
@@ -76,12 +94,15 @@ func (s *Snapshot) Jobs() []string { return s.jobs }
 // Slice returns the targets of job assigned to collector, or nil when there
 // are none (unknown collector or job included). It is O(1) and allocation-free.
 func (s *Snapshot) Slice(collector, job string) *Slice {
-	c, ok := s.collIndex[collector]
+	j, ok := s.jobIndex[job]
 	if !ok {
 		return nil
 	}
-	j, ok := s.jobIndex[job]
+	c, ok := s.collIndex[collector]
 	if !ok {
+		if row := s.drainingSlices[collector]; row != nil {
+			return row[j]
+		}
 		return nil
 	}
 	return s.slices[c][j]

@@ -44,6 +44,10 @@ type Collector struct {
 	Name string
 	// Node is the node the collector runs on, used by per-node.
 	Node string
+	// Draining marks a collector on its way out (its pod is terminating):
+	// it gets no targets, and a Handoff keeps serving it what it held until
+	// their new owners have them.
+	Draining bool
 }
 
 // Options select and tune a strategy.

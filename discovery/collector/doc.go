@@ -14,5 +14,10 @@
 // Membership keeps history: a ready pod joins; a collector whose pod is not
 // ready, terminating or deleted stays for the grace period (a StatefulSet
 // rolling restart moves nothing); a pod never a collector joins only once
-// ready. Membership applies the same rule without an API server.
+// ready. With WatcherOptions.DrainTerminating (the allocator's handoff on), a
+// collector whose pod is terminating leaves at once as a draining collector
+// (allocation.Collector.Draining) and is gone with its pod: its targets move
+// while it still scrapes them, so a scale-down or a rolling restart leaves
+// no target unscraped. Membership applies the same rules without an API
+// server.
 package collector

@@ -43,6 +43,11 @@ type WatcherOptions struct {
 	// GracePeriod is how long a pod may be not ready and keep receiving
 	// targets. Zero means allocatorconfig.DefaultCollectorNotReadyGracePeriod.
 	GracePeriod time.Duration
+	// DrainTerminating makes a collector whose pod is terminating leave the
+	// set at once as a draining collector (allocation.Collector.Draining)
+	// instead of keeping its targets for the grace period: for the
+	// allocator's handoff, which moves them while the pod still scrapes.
+	DrainTerminating bool
 	// SyncTimeout is how often a pod list that does not succeed (RBAC
 	// forbids it, the API server does not answer) is reported while Run
 	// keeps waiting for it. Zero means DefaultSyncTimeout.
@@ -157,7 +162,7 @@ func (w *Watcher) loop(ctx context.Context, trigger <-chan struct{}, list func()
 		expiry  <-chan time.Time
 	)
 	eval := func() {
-		set, next, notReady, at := collectorsAt(time.Now(), list(), w.opts.GracePeriod, members)
+		set, next, notReady, at := collectorsAt(time.Now(), list(), w.opts.GracePeriod, w.opts.DrainTerminating, members)
 		members = next
 		if timer != nil {
 			timer.Stop()
@@ -202,8 +207,9 @@ func (w *Watcher) loop(ctx context.Context, trigger <-chan struct{}, list func()
 // member is a collector of the set: its node and, when its pod is not ready
 // (not ready, terminating, finished or gone), since when.
 type member struct {
-	node  string
-	since time.Time // zero while ready
+	node     string
+	since    time.Time // zero while ready
+	draining bool      // its pod is terminating and the rule drains
 }
 
 // collectorsAt returns the collectors at now, sorted by name, the members
@@ -218,7 +224,13 @@ type member struct {
 // cannot scrape yet. On the first call (prev nil, the allocator starts), a
 // live pod not ready for less than the grace period counts, since it may
 // have been a collector of the previous allocator.
-func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, prev map[string]member) ([]allocation.Collector, map[string]member, int, time.Time) {
+//
+// With drain (the allocator's handoff is on), a collector whose pod is
+// terminating leaves at once as a draining collector instead: its targets
+// move while it still scrapes them, and the handoff serves it what it held
+// until the new owners have them; once its pod is gone it is gone, with no
+// grace period (it handed its targets off).
+func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, drain bool, prev map[string]member) ([]allocation.Collector, map[string]member, int, time.Time) {
 	next := make(map[string]member, len(pods))
 	seen := make(map[string]bool, len(pods))
 	for _, p := range pods {
@@ -227,6 +239,10 @@ func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, prev m
 		ready, since := podReady(p)
 		if live && ready {
 			next[p.Name] = member{node: p.Spec.NodeName}
+			continue
+		}
+		if old, ok := prev[p.Name]; ok && drain && p.DeletionTimestamp != nil {
+			next[p.Name] = member{node: old.node, draining: true}
 			continue
 		}
 		if old, ok := prev[p.Name]; ok {
@@ -247,7 +263,7 @@ func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, prev m
 		if _, ok := next[name]; ok {
 			continue
 		}
-		if !seen[name] {
+		if !seen[name] && !old.draining {
 			// Deleted: it may return under the same name.
 			if old.since.IsZero() {
 				old.since = now
@@ -261,6 +277,10 @@ func collectorsAt(now time.Time, pods []*corev1.Pod, grace time.Duration, prev m
 		notReady int
 	)
 	for name, m := range next {
+		if m.draining {
+			out = append(out, allocation.Collector{Name: name, Node: m.node, Draining: true})
+			continue
+		}
 		if !m.since.IsZero() {
 			deadline := m.since.Add(grace)
 			if !now.Before(deadline) {
@@ -298,14 +318,16 @@ func podReady(p *corev1.Pod) (bool, time.Time) {
 // rolling restarts. The zero value has a grace period of zero.
 type Membership struct {
 	// Grace is the not-ready grace period.
-	Grace   time.Duration
+	Grace time.Duration
+	// Drain makes a terminating collector a draining one (collectorsAt).
+	Drain   bool
 	members map[string]member
 }
 
 // Observe returns the collectors given the pods at now; calls must come in
 // time order.
 func (m *Membership) Observe(now time.Time, pods []*corev1.Pod) []allocation.Collector {
-	set, next, _, _ := collectorsAt(now, pods, m.Grace, m.members)
+	set, next, _, _ := collectorsAt(now, pods, m.Grace, m.Drain, m.members)
 	m.members = next
 	return set
 }

@@ -74,13 +74,13 @@ func TestCollectorsAt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, _, notReady, next := collectorsAt(now, tc.pods, 30*time.Second, tc.prev)
+			got, _, notReady, next := collectorsAt(now, tc.pods, 30*time.Second, false, tc.prev)
 			require.Equal(t, tc.want, names(got))
 			require.Equal(t, tc.notReady, notReady)
 			require.Equal(t, tc.next, next)
 		})
 	}
-	got, _, _, _ := collectorsAt(now, []*corev1.Pod{pod("a", "node-1", true, now)}, time.Second, nil)
+	got, _, _, _ := collectorsAt(now, []*corev1.Pod{pod("a", "node-1", true, now)}, time.Second, false, nil)
 	require.Equal(t, []allocation.Collector{{Name: "a", Node: "node-1"}}, got)
 }
 
@@ -92,7 +92,7 @@ func TestCollectorsRollingRestart(t *testing.T) {
 	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	grace := 30 * time.Second
 	ready := []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
-	set, members, _, _ := collectorsAt(start, ready, grace, nil)
+	set, members, _, _ := collectorsAt(start, ready, grace, false, nil)
 	want := names(set)
 	terminating := pod("col-0", "n0", true, start)
 	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
@@ -109,8 +109,48 @@ func TestCollectorsRollingRestart(t *testing.T) {
 		{60 * time.Second, []*corev1.Pod{pod("col-0", "n2", true, start.Add(20*time.Second)), ready[1]}},
 	}
 	for _, st := range steps {
-		set, members, _, _ = collectorsAt(start.Add(st.at), st.pods, grace, members)
+		set, members, _, _ = collectorsAt(start.Add(st.at), st.pods, grace, false, members)
 		require.Equal(t, want, names(set), "at %s", st.at)
+	}
+}
+
+// TestCollectorsDrainRollingRestart: with drain (the handoff on), the same
+// rolling restart makes the terminating pod a draining collector at once,
+// drops it when it is gone, and takes the new pod back once it is ready.
+func TestCollectorsDrainRollingRestart(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	grace := 30 * time.Second
+	ready := []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
+	_, members, _, _ := collectorsAt(start, ready, grace, true, nil)
+	terminating := pod("col-0", "n0", true, start)
+	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
+	pending := pod("col-0", "", false, start.Add(3*time.Second))
+	pending.Status.Phase = corev1.PodPending
+	steps := []struct {
+		at       time.Duration
+		pods     []*corev1.Pod
+		want     []string
+		draining []string
+	}{
+		{1 * time.Second, []*corev1.Pod{terminating, ready[1]}, []string{"col-1"}, []string{"col-0"}},
+		{2 * time.Second, []*corev1.Pod{ready[1]}, []string{"col-1"}, nil},
+		{3 * time.Second, []*corev1.Pod{pending, ready[1]}, []string{"col-1"}, nil},
+		{20 * time.Second, []*corev1.Pod{pod("col-0", "n2", true, start.Add(20*time.Second)), ready[1]}, []string{"col-0", "col-1"}, nil},
+	}
+	for _, st := range steps {
+		var set []allocation.Collector
+		set, members, _, _ = collectorsAt(start.Add(st.at), st.pods, grace, true, members)
+		var got, draining []string
+		for _, c := range set {
+			if c.Draining {
+				draining = append(draining, c.Name)
+			} else {
+				got = append(got, c.Name)
+			}
+		}
+		require.Equal(t, st.want, got, "at %s", st.at)
+		require.Equal(t, st.draining, draining, "draining at %s", st.at)
 	}
 }
 

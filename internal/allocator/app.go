@@ -280,6 +280,9 @@ func newKubernetesWatchers(log *slog.Logger, cfg *config, dm *discoveryMetrics, 
 			Namespace:   cc.CollectorNamespace,
 			Selector:    cc.CollectorSelector,
 			GracePeriod: cc.CollectorNotReadyGracePeriod,
+			// With the handoff a terminating collector hands its targets
+			// off while it still scrapes them.
+			DrainTerminating: cfg.Handoff.On(),
 		})
 		if err != nil {
 			return nil, nil, err

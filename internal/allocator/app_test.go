@@ -40,8 +40,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// appConfig's handoff settles in 1 ns: a joiner's first poll releases the
+// previous collectors at once (TestHandoffProcess covers the handoff), so
+// the tests can count each target once right after a change.
 const appConfig = `
 listen_addr: 127.0.0.1:0
+handoff: {settle: 1ns}
 collectors: %s
 config:
   scrape_configs:

@@ -19,7 +19,8 @@ func TestConfigPollingWhenWatchFails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ta.yaml")
-	cfg := "listen_addr: 127.0.0.1:0\ncollectors: %s\nconfig:\n  scrape_configs:\n  - job_name: j\n    static_configs: [{targets: [a:1, b:1, c:1, d:1, e:1, f:1]}]\n"
+	// handoff settle 1ns: the joiner's first poll releases c0 (see appConfig).
+	cfg := "listen_addr: 127.0.0.1:0\nhandoff: {settle: 1ns}\ncollectors: %s\nconfig:\n  scrape_configs:\n  - job_name: j\n    static_configs: [{targets: [a:1, b:1, c:1, d:1, e:1, f:1]}]\n"
 	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, cfg, "[c0]"), 0o600))
 	base, _ := startNoWait(t, path, func(o *Options) {
 		o.watchErr = errors.New("too many open files")
