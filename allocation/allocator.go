@@ -37,7 +37,7 @@ type Allocator struct {
 	// draining are the collectors on their way out, sorted; immutable once
 	// published.
 	draining []string
-	now  func() time.Time
+	now      func() time.Time
 }
 
 // jobState is one job's targets, sorted by address then identity, with the

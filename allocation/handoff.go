@@ -107,7 +107,7 @@ type moveKey struct {
 
 // move is a target whose owner changed while previous owners still serve it.
 type move struct {
-	target  *Target
+	target    *Target
 	owner     string    // the owner in the base snapshot
 	holders   []string  // previous owners still served the target
 	at        time.Time // when it moved to owner

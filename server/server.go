@@ -35,7 +35,7 @@ type Assignments interface {
 
 var _ Assignments = (*allocation.Allocator)(nil)
 
-// PollObserver, when the Assignments implement it, is told of every answer
+// PollObserver is told, when the Assignments implement it, of every answer
 // to a collector's poll of its targets of a job (/jobs/<job>/targets with
 // collector_id), 304 included, with the snapshot it was answered from: an
 // allocation.Handoff releases previous owners on it. It must not block.

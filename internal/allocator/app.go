@@ -112,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 	st := &state{}
 	st.alloc.Store(alloc)
 	st.setHandoff(cfg.Handoff)
-	if err := opts.Registry.Register(newHandoffCollector(st)); err != nil {
+	if err := handoffMetrics(opts.Registry, st); err != nil {
 		return fmt.Errorf("handoff metrics: %w", err)
 	}
 	hb := &heartbeat{timeout: opts.LivenessTimeout}
