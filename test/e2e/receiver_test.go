@@ -47,45 +47,56 @@ func startFleet(t *testing.T, endpoint string, collectors []string) *collectorFl
 		lastSeen:  map[string]map[string]time.Time{},
 		jobOf:     map[string]map[string]bool{},
 	}
-	factory := prometheusreceiver.NewFactory()
 	for _, id := range collectors {
-		cfg := factory.CreateDefaultConfig()
-		// The same map a collector's YAML would give the receiver.
-		conf := confmap.NewFromStringMap(map[string]any{
-			"config": map[string]any{"scrape_configs": []any{}},
-			"target_allocator": map[string]any{
-				"endpoint":     endpoint,
-				"interval":     scrapeInterval,
-				"collector_id": id,
-				// The receiver's default http_sd refresh is 30 s; a collector
-				// that wants quick convergence sets it, as we do here.
-				"http_sd_config": map[string]any{"refresh_interval": scrapeInterval},
-			},
-		})
-		require.NoError(t, conf.Unmarshal(cfg), "receiver config for %s", id)
-		require.NoError(t, confmap.Validate(cfg), "receiver config for %s", id)
-
-		set := receivertest.NewNopSettings(factory.Type())
-		set.ID = component.NewIDWithName(factory.Type(), id)
-		// The receiver scrapes with User-Agent <command>/<version>: the
-		// targets tell the collectors apart by it.
-		set.BuildInfo = component.BuildInfo{Command: id, Version: "e2e"}
-		set.Logger = zap.New(core).With(zap.String("collector", id))
-
 		sink := &consumertest.MetricsSink{}
-		rcv, err := factory.CreateMetrics(t.Context(), set, cfg, sink)
-		require.NoError(t, err, "create receiver for %s", id)
-		require.NoError(t, startReceiver(t, rcv), "start receiver for %s", id)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
-			defer cancel()
-			if err := rcv.Shutdown(ctx); err != nil {
-				t.Errorf("shut down receiver %s: %v", id, err)
-			}
-		})
+		rcv := newReceiver(t, endpoint, id, core, sink)
+		t.Cleanup(func() { stopReceiver(t, id, rcv) })
 		f.sinks[id] = sink
 	}
 	return f
+}
+
+// newReceiver creates and starts the Prometheus receiver of collector id,
+// polling the allocator at endpoint every second and delivering to sink.
+func newReceiver(t *testing.T, endpoint, id string, core zapcore.Core, sink *consumertest.MetricsSink) receiver.Metrics {
+	t.Helper()
+	factory := prometheusreceiver.NewFactory()
+	cfg := factory.CreateDefaultConfig()
+	// The same map a collector's YAML would give the receiver.
+	conf := confmap.NewFromStringMap(map[string]any{
+		"config": map[string]any{"scrape_configs": []any{}},
+		"target_allocator": map[string]any{
+			"endpoint":     endpoint,
+			"interval":     scrapeInterval,
+			"collector_id": id,
+			// The receiver's default http_sd refresh is 30 s; a collector
+			// that wants quick convergence sets it, as we do here.
+			"http_sd_config": map[string]any{"refresh_interval": scrapeInterval},
+		},
+	})
+	require.NoError(t, conf.Unmarshal(cfg), "receiver config for %s", id)
+	require.NoError(t, confmap.Validate(cfg), "receiver config for %s", id)
+
+	set := receivertest.NewNopSettings(factory.Type())
+	set.ID = component.NewIDWithName(factory.Type(), id)
+	set.Logger = zap.New(core).With(zap.String("collector", id))
+	// The receiver scrapes with User-Agent <command>/<version>: the
+	// targets tell the collectors apart by it.
+	set.BuildInfo = component.BuildInfo{Command: id, Version: "e2e"}
+
+	rcv, err := factory.CreateMetrics(t.Context(), set, cfg, sink)
+	require.NoError(t, err, "create receiver for %s", id)
+	require.NoError(t, startReceiver(t, rcv), "start receiver for %s", id)
+	return rcv
+}
+
+// stopReceiver shuts rcv down, bounded.
+func stopReceiver(t *testing.T, id string, rcv receiver.Metrics) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	if err := rcv.Shutdown(ctx); err != nil {
+		t.Errorf("shut down receiver %s: %v", id, err)
+	}
 }
 
 // startReceiver starts rcv, bounded: Start blocks until the first poll of

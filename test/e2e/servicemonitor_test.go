@@ -39,8 +39,11 @@ const (
 // __address__ to 127.0.0.1 with the slice's port. The receiver applies that
 // relabeling itself, so the scrape goes to loopback only; without it the
 // scrape fails locally.
-func TestServiceMonitor(t *testing.T) {
-	bin := allocatorBin(t)
+// startControlPlane starts envtest (kube-apiserver and etcd, with the
+// monitoring CRDs) for the test, or skips it without KUBEBUILDER_ASSETS, and
+// returns a client and a cluster-admin kubeconfig file for the allocator.
+func startControlPlane(t *testing.T) (client.Client, string) {
+	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		msg := "KUBEBUILDER_ASSETS is not set: run `make test-e2e`, or set it to the directory printed by hack/envtest.sh"
@@ -49,7 +52,6 @@ func TestServiceMonitor(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join("..", "crds")},
@@ -62,7 +64,6 @@ func TestServiceMonitor(t *testing.T) {
 			t.Errorf("stop envtest: %v", err)
 		}
 	})
-
 	// A kubeconfig for the allocator process, as a cluster admin.
 	user, err := env.AddUser(envtest.User{Name: "shardwise-e2e", Groups: []string{"system:masters"}}, nil)
 	require.NoError(t, err)
@@ -70,9 +71,14 @@ func TestServiceMonitor(t *testing.T) {
 	require.NoError(t, err)
 	kubeconfigFile := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(kubeconfigFile, kubeconfig, 0o600))
-
 	k8s, err := client.New(restCfg, client.Options{Scheme: clientgoscheme.Scheme})
 	require.NoError(t, err)
+	return k8s, kubeconfigFile
+}
+
+func TestServiceMonitor(t *testing.T) {
+	bin := allocatorBin(t)
+	k8s, kubeconfigFile := startControlPlane(t)
 	ctx := withTimeout(t, 5*time.Minute)
 
 	require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: smNamespace}}))
