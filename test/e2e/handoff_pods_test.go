@@ -45,6 +45,7 @@ func readyPod(ctx context.Context, t *testing.T, k8s client.Client, name string)
 // starts its receiver again; its targets come back to it. Through both, no
 // target goes unscraped for longer than its scrape interval plus jitter.
 func TestHandoffPods(t *testing.T) {
+	t.Parallel() // it mostly waits: beside TestHandoff
 	bin := allocatorBin(t)
 	k8s, kubeconfigFile := startControlPlane(t)
 	ctx := withTimeout(t, 5*time.Minute)

@@ -118,6 +118,7 @@ func (l *scrapeLog) figures(start, end time.Time) handoffFigures {
 // a moved target at its next poll and the new one starts once its receiver
 // has reloaded, whichever comes first.
 func TestHandoff(t *testing.T) {
+	t.Parallel() // it mostly waits: beside TestHandoffPods
 	bin := allocatorBin(t)
 	const interval = time.Second
 	const jitter = 500 * time.Millisecond
