@@ -25,11 +25,14 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/benchmarks/internal/handoffsim"
 	"github.com/shardwise/shardwise/benchmarks/internal/report"
 	"github.com/shardwise/shardwise/benchmarks/internal/scenario"
 	"github.com/shardwise/shardwise/benchmarks/internal/strategy"
+	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -50,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		n          = fs.Int("n", 10, "collectors the restart, churn, job and trace scenarios start with")
 		traceSteps = fs.Int("trace-steps", 1000, "steps of the random trace")
 		sweep      = fs.String("sweep", "0.05,0.1,0.15,0.2", "consistent-hashing ε values for the report's trade-off table")
+		handoff    = fs.Bool("handoff", false, "simulate collectors polling every 30 s and applying updates up to 10 s later, through a join, a scale-down and a rolling restart of -n collectors over -targets targets, with the make-before-break handoff and without: targets moved, longest time a target went unscraped, overlap")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,6 +114,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	switch {
+	case *handoff:
+		return runHandoff(*targets, *n, *seed, *asJSON, stdout, fail)
 	case *reportDir != "":
 		eps, err := parseFloats(*sweep)
 		if err != nil {
@@ -234,4 +240,42 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// runHandoff prints, per scenario, what a change of the collector set
+// costs in scrapes with the handoff (a collector running 60 s after it is
+// told to stop: a preStop sleep) and without it (a collector exiting within
+// 2 s, kept for the 30 s not-ready grace period).
+func runHandoff(targets, n int, seed uint64, asJSON bool, stdout io.Writer, fail func(error) int) int {
+	var rows []handoffsim.Figures
+	for _, sc := range []string{"join", "scale-down", "rolling-restart"} {
+		for _, on := range []bool{false, true} {
+			terminating := 2 * time.Second
+			if on {
+				terminating = 60 * time.Second
+			}
+			f, err := handoffsim.Run(sc, handoffsim.Config{
+				Targets: targets, Collectors: n, Poll: 30 * time.Second, Latency: 10 * time.Second,
+				Handoff: on, Settle: allocatorconfig.DefaultHandoffSettle, Terminating: terminating, Grace: 30 * time.Second, Seed: seed,
+			})
+			if err != nil {
+				return fail(err)
+			}
+			rows = append(rows, f)
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return fail(err)
+			}
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "%16s %8s %8s %14s %18s\n", "scenario", "handoff", "moved", "longest_gap_s", "overlap_target_s")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%16s %8v %8d %14.1f %18.1f\n", r.Scenario, r.Handoff, r.Moved, r.LongestGapS, r.OverlapS)
+	}
+	return 0
 }
