@@ -269,7 +269,8 @@ func newJobState(ts []*Target, old *jobState, rendezvous bool, seeds []uint64) *
 type work struct {
 	targets    []*Target
 	hashes     []uint64
-	prev       []int32 // collector before the update: -1 none, -2 one that left
+	weights    []uint32 // nil unless some target weighs more than 1
+	prev       []int32  // collector before the update: -1 none, -2 one that left
 	first      []choice
 	collectors []Collector
 	seeds      []uint64
@@ -327,16 +328,26 @@ func (a *Allocator) gather(w *work, names []string, joined []bool) int {
 		w.first = slices.Grow(w.first, total)
 	}
 	w.collectors, w.seeds, w.joined, w.eps = a.collectors, a.seeds, joined, a.opts.Epsilon
+	w.weights = w.weights[:0]
+	weighted := false
 	for _, name := range names {
 		js := a.jobs[name]
 		w.targets = append(w.targets, js.targets...)
 		for _, t := range js.targets {
 			w.hashes = append(w.hashes, t.Hash)
+			weighted = weighted || t.Weight > 1
 		}
 		w.prev = append(w.prev, js.owner...)
 		if rendezvous {
 			w.first = append(w.first, js.first...)
 		}
+	}
+	if weighted {
+		for _, t := range w.targets {
+			w.weights = append(w.weights, t.Weight)
+		}
+	} else {
+		w.weights = nil
 	}
 	return total
 }
@@ -406,6 +417,9 @@ func allIndices(n int) []int32 {
 // consistent assigns the targets at items, nil meaning all of them, by
 // bounded-load rendezvous hashing.
 func consistent(w *work, items []int32) []int32 {
+	if items == nil && w.weights != nil {
+		return boundedWeighted(w.hashes, w.weights, w.first, w.seeds, weightedCapacity(w.weights, len(w.collectors), w.eps))
+	}
 	if items == nil {
 		return bounded(w.hashes, w.first, w.seeds, capacity(len(w.hashes), len(w.collectors), w.eps), &w.bounded)
 	}

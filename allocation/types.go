@@ -36,7 +36,19 @@ type Target struct {
 	// per-node strategy reads it; discovery fills it from the
 	// Kubernetes service-discovery labels.
 	Node string
+	// Weight is the target's scrape cost relative to others (say, its
+	// samples per scrape); 0 counts as 1. With any weight above 1,
+	// consistent-hashing bounds each collector's weight instead of its
+	// target count. Discovery takes it from the __shardwise_weight label
+	// after relabeling.
+	Weight uint32
 }
+
+// WeightLabel is the label whose value, after relabeling, is a target's
+// Weight: relabel rules set it, say from a pod annotation. It is not part
+// of the target's identity (a new weight does not make a new target), and
+// Prometheus drops it after relabeling, as every label starting with "__".
+const WeightLabel = "__shardwise_weight"
 
 // Collector is one collector replica that can receive targets.
 type Collector struct {

@@ -2,8 +2,10 @@ package relabel
 
 import (
 	"cmp"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -316,7 +318,22 @@ func (w *worker) target(job string, j *filterJob, tLabels model.LabelSet, gl []l
 		Address: addr,
 		Labels:  disc,
 		Node:    nodeOf(disc),
+		Weight:  parseWeight(r.Get(allocation.WeightLabel)),
 	}, false
+}
+
+// parseWeight reads a __shardwise_weight value: a positive number (a
+// fraction is rounded; the largest is 2³²-1). Anything else, or none, is 0,
+// which counts as 1.
+func parseWeight(v string) uint32 {
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(f > 0) {
+		return 0
+	}
+	return uint32(min(math.Round(f), math.MaxUint32))
 }
 
 // ownNames returns a target's own label names, sorted. Targets of one group

@@ -427,13 +427,13 @@ func (r *relabeler) identityLabels(dst []labels.Label) []labels.Label {
 	start := len(dst)
 	if r.built {
 		r.lb.Range(func(l labels.Label) {
-			if !strings.HasPrefix(l.Name, model.MetaLabelPrefix) {
+			if !strings.HasPrefix(l.Name, model.MetaLabelPrefix) && l.Name != allocation.WeightLabel {
 				dst = append(dst, l)
 			}
 		})
 	} else {
 		add := func(name string) {
-			if strings.HasPrefix(name, model.MetaLabelPrefix) {
+			if strings.HasPrefix(name, model.MetaLabelPrefix) || name == allocation.WeightLabel {
 				return
 			}
 			if v := r.Get(name); v != "" {
