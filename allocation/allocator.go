@@ -37,7 +37,9 @@ type Allocator struct {
 	// draining are the collectors on their way out, sorted; immutable once
 	// published.
 	draining []string
-	now      func() time.Time
+	// learned are weights learned from the collectors' scrapes.
+	learned map[LearnedKey]uint32
+	now     func() time.Time
 }
 
 // jobState is one job's targets, sorted by address then identity, with the
@@ -176,6 +178,28 @@ func (a *Allocator) SetCollectors(cs []Collector) Result {
 	}
 	a.collectors, a.seeds = next, seeds
 	return a.rebalance(start, joined, nil)
+}
+
+// LearnedKey names a target in learned weights: its job and its instance
+// label after relabeling (Target.Instance), as a metrics backend knows it.
+type LearnedKey struct{ Job, Instance string }
+
+// SetLearnedWeights replaces the weights learned from what the collectors
+// scraped (nil: none) and rebalances. A target's own Weight, from its
+// labels, wins over a learned one.
+func (a *Allocator) SetLearnedWeights(ws map[LearnedKey]uint32) Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.learned = ws
+	return a.rebalance(a.now(), make([]bool, len(a.collectors)), nil)
+}
+
+// weight is t's weight: its own, else a learned one, else 0 (one).
+func (a *Allocator) weight(t *Target) uint32 {
+	if t.Weight > 0 || a.learned == nil {
+		return t.Weight
+	}
+	return a.learned[LearnedKey{t.Job, t.Instance}]
 }
 
 // SetJobTargets replaces the targets of the given jobs; a job mapped to an
@@ -335,7 +359,7 @@ func (a *Allocator) gather(w *work, names []string, joined []bool) int {
 		w.targets = append(w.targets, js.targets...)
 		for _, t := range js.targets {
 			w.hashes = append(w.hashes, t.Hash)
-			weighted = weighted || t.Weight > 1
+			weighted = weighted || a.weight(t) > 1
 		}
 		w.prev = append(w.prev, js.owner...)
 		if rendezvous {
@@ -344,7 +368,7 @@ func (a *Allocator) gather(w *work, names []string, joined []bool) int {
 	}
 	if weighted {
 		for _, t := range w.targets {
-			w.weights = append(w.weights, t.Weight)
+			w.weights = append(w.weights, a.weight(t))
 		}
 	} else {
 		w.weights = nil

@@ -42,6 +42,10 @@ type Target struct {
 	// target count. Discovery takes it from the __shardwise_weight label
 	// after relabeling.
 	Weight uint32
+	// Instance is the target's instance label after relabeling (its
+	// relabeled address unless a rule sets instance): how a metrics backend
+	// names it, for weights learned from the samples it reports.
+	Instance string
 }
 
 // WeightLabel is the label whose value, after relabeling, is a target's

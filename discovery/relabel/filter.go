@@ -313,13 +313,28 @@ func (w *worker) target(job string, j *filterJob, tLabels model.LabelSet, gl []l
 	// Identity: the job and the relabeled labels without __meta_*.
 	w.tmp = r.identityLabels(w.tmp[:0])
 	return &allocation.Target{
-		Job:     job,
-		Hash:    identity(job, w.tmp),
-		Address: addr,
-		Labels:  disc,
-		Node:    nodeOf(disc),
-		Weight:  parseWeight(r.Get(allocation.WeightLabel)),
+		Job:      job,
+		Hash:     identity(job, w.tmp),
+		Address:  addr,
+		Labels:   disc,
+		Node:     nodeOf(disc),
+		Weight:   parseWeight(r.Get(allocation.WeightLabel)),
+		Instance: instanceOf(r.Get(model.InstanceLabel), r.Get(model.AddressLabel), addr),
 	}, false
+}
+
+// instanceOf is the instance label Prometheus gives a target: the one
+// relabeling set, else the relabeled address. It reuses the discovered
+// address's string when they are equal, the common case, so that most
+// targets pay nothing for it.
+func instanceOf(instance, relabeled, discovered string) string {
+	if instance == "" {
+		instance = relabeled
+	}
+	if instance == discovered {
+		return discovered
+	}
+	return instance
 }
 
 // parseWeight reads a __shardwise_weight value: a positive number (a

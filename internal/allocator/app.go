@@ -29,6 +29,7 @@ import (
 	"github.com/shardwise/shardwise/internal/allocator/upstreammetrics"
 	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/clientgo"
+	"github.com/shardwise/shardwise/internal/weights"
 	"github.com/shardwise/shardwise/server"
 )
 
@@ -330,7 +331,27 @@ func runComponents(ctx context.Context, opts Options, loaded []byte, mgr *discov
 	if crWatcher != nil {
 		g.Go(func() error { return crWatcher.Run(ctx) })
 	}
-	g.Go(func() error { return l.run(ctx, reload, collectorSets) })
+	var learned chan map[allocation.LearnedKey]uint32
+	if wc := l.cfg.Weights; wc.QueryURL != "" {
+		learner, err := weights.New(weights.Options{
+			URL: wc.QueryURL, Query: wc.Query, Interval: wc.Interval, MaxChange: wc.MaxChange,
+			Logger: opts.Logger.With("component", "weights"),
+		})
+		if err != nil {
+			return err
+		}
+		learned = make(chan map[allocation.LearnedKey]uint32)
+		g.Go(func() error {
+			learner.Run(ctx, func(ws map[allocation.LearnedKey]uint32) {
+				select {
+				case learned <- ws:
+				case <-ctx.Done():
+				}
+			})
+			return nil
+		})
+	}
+	g.Go(func() error { return l.run(ctx, reload, collectorSets, learned) })
 	if opts.Ready != nil {
 		g.Go(func() error {
 			addr, _, err := srv.Addrs(ctx)
@@ -432,11 +453,12 @@ type loop struct {
 	cfg        *config                         // the config in force
 	targets    map[string][]*allocation.Target // the latest target set, to rebuild the allocator
 	collectors []allocation.Collector
+	learned    map[allocation.LearnedKey]uint32 // the latest learned weights, for a new allocator
 	hb         *heartbeat
 	before     func() // test hook, nil outside tests
 }
 
-func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-chan []allocation.Collector) error {
+func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-chan []allocation.Collector, learned <-chan map[allocation.LearnedKey]uint32) error {
 	if collectorSets == nil {
 		l.setCollectors(staticCollectors(l.cfg))
 		if len(l.collectors) == 0 {
@@ -466,6 +488,8 @@ func (l *loop) run(ctx context.Context, reload <-chan struct{}, collectorSets <-
 			l.step(func() { l.setCollectors(cs) })
 		case <-reload:
 			l.step(l.reload)
+		case ws := <-learned:
+			l.step(func() { l.setLearned(ws) })
 		}
 	}
 }
@@ -511,6 +535,17 @@ func (l *loop) setCollectors(cs []allocation.Collector) {
 	l.state.collectors.Store(true)
 }
 
+// setLearned gives the allocator the weights learned from the collectors'
+// scrapes (nil: count targets).
+func (l *loop) setLearned(ws map[allocation.LearnedKey]uint32) {
+	l.learned = ws
+	l.metrics.learned.Set(float64(len(ws)))
+	a := l.state.alloc.Load()
+	res := a.SetLearnedWeights(ws)
+	l.observe(res, a)
+	l.log.Info("learned weights applied", "targets", len(ws), "moved", res.Moved)
+}
+
 func (l *loop) observe(res allocation.Result, a *allocation.Allocator) {
 	l.metrics.observe(res, a.Snapshot())
 	l.log.Debug("rebalanced", "targets", res.Targets, "collectors", res.Collectors, "moved", res.Moved, "min", res.Min, "unassigned", res.Unassigned, "duration", res.Duration)
@@ -540,6 +575,9 @@ func (l *loop) applyConfig(next *config) error {
 			return err
 		}
 		a.SetCollectors(l.collectors)
+		if l.learned != nil {
+			a.SetLearnedWeights(l.learned)
+		}
 		res := a.SetJobTargets(maps.Clone(l.targets))
 		l.state.alloc.Store(a)
 		l.observe(res, a)
@@ -568,6 +606,7 @@ func (l *loop) applyConfig(next *config) error {
 		"kube_config_file_path": next.KubeConfigFilePath != prev.KubeConfigFilePath,
 		"enable_pprof":          next.EnablePprof != prev.EnablePprof,
 		"response_cache_bytes":  next.ResponseCacheBytes != prev.ResponseCacheBytes,
+		"weights":               !reflect.DeepEqual(next.Weights, prev.Weights),
 	} {
 		if changed {
 			l.log.Warn("config key changed; it takes effect after a restart", "key", key)

@@ -75,7 +75,7 @@ func TestHandoffProcess(t *testing.T) {
 	for _, c := range []string{"c0", "c1", "c2"} {
 		old[c] = poll(c)
 	}
-	lingering := handoffMetric(t, reg, "shardwise_allocator_handoff_lingering_targets")
+	lingering := metricOf(t, reg, "shardwise_allocator_handoff_lingering_targets")
 	joiner := poll("c3")
 	require.NotEmpty(t, joiner)
 	for a := range joiner {
@@ -89,12 +89,12 @@ func TestHandoffProcess(t *testing.T) {
 			require.False(t, joiner[a], "%s is still served to %s after c3 polled", a, c)
 		}
 	}
-	require.Zero(t, handoffMetric(t, reg, "shardwise_allocator_handoff_lingering_targets"))
-	require.Positive(t, handoffMetric(t, reg, "shardwise_allocator_handoff_moves_total"))
+	require.Zero(t, metricOf(t, reg, "shardwise_allocator_handoff_lingering_targets"))
+	require.Positive(t, metricOf(t, reg, "shardwise_allocator_handoff_moves_total"))
 }
 
-// handoffMetric returns the value of the metric name (one series) in reg.
-func handoffMetric(t *testing.T, reg interface {
+// metricOf returns the value of the metric name (one series) in reg.
+func metricOf(t *testing.T, reg interface {
 	Gather() ([]*dto.MetricFamily, error)
 }, name string) float64 {
 	t.Helper()

@@ -19,6 +19,7 @@ type metrics struct {
 	balance         prometheus.Gauge
 	reloads         *prometheus.CounterVec
 	reloadTimestamp prometheus.Gauge
+	learned         prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -60,8 +61,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "shardwise_allocator_config_last_reload_success_timestamp_seconds",
 			Help: "When the config file was last loaded successfully.",
 		}),
+		learned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shardwise_allocator_learned_weights",
+			Help: "Targets (job and instance) with a weight learned from the samples the collectors scraped; 0 without weights.query_url or once the API has failed for three intervals.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.targets, m.collectors, m.unassigned, m.moved, m.minimum, m.duration, m.balance, m.reloads, m.reloadTimestamp} {
+	for _, c := range []prometheus.Collector{m.targets, m.collectors, m.unassigned, m.moved, m.minimum, m.duration, m.balance, m.reloads, m.reloadTimestamp, m.learned} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register allocator metrics: %w", err)
 		}

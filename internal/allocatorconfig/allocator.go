@@ -30,6 +30,24 @@ type Allocator struct {
 	// Handoff is ours: make-before-break when a target changes collector
 	// (allocation.Handoff).
 	Handoff Handoff `yaml:"handoff,omitempty"`
+	// Weights is ours: weights learned from the samples the collectors
+	// scraped, read back from a Prometheus-compatible query API.
+	Weights Weights `yaml:"weights,omitempty"`
+}
+
+// Weights is the `weights:` block (package internal/weights).
+type Weights struct {
+	// QueryURL is the base URL of the Prometheus-compatible API of the
+	// backend the collectors send to; empty turns learning off.
+	QueryURL string `yaml:"query_url,omitempty"`
+	// Query returns one sample per target with its job and instance labels;
+	// empty means avg_over_time(scrape_samples_scraped[15m]).
+	Query string `yaml:"query,omitempty"`
+	// Interval is how often it is read (5m when zero).
+	Interval time.Duration `yaml:"interval,omitempty"`
+	// MaxChange bounds a weight's move per refresh to a factor of
+	// 1+MaxChange (0.5 when zero).
+	MaxChange float64 `yaml:"max_change,omitempty"`
 }
 
 // Handoff is the `handoff:` block: a target that moves to another
