@@ -94,6 +94,7 @@ type Handoff struct {
 	mu      sync.Mutex // guards the rest
 	base    *Snapshot
 	moves   map[moveKey]*move
+	waiting map[mergeKey][]moveKey // moves not yet delivered, by new owner and job
 	polls   map[string]*pollState
 	merged  map[mergeKey]*mergedSlice
 	stats   HandoffStats
@@ -138,9 +139,10 @@ func NewHandoff(src interface{ Snapshot() *Snapshot }, opts HandoffOptions) *Han
 	}
 	return &Handoff{
 		src: src, opts: opts,
-		moves:  map[moveKey]*move{},
-		polls:  map[string]*pollState{},
-		merged: map[mergeKey]*mergedSlice{},
+		moves:   map[moveKey]*move{},
+		waiting: map[mergeKey][]moveKey{},
+		polls:   map[string]*pollState{},
+		merged:  map[mergeKey]*mergedSlice{},
 	}
 }
 
@@ -187,8 +189,15 @@ func (h *Handoff) Polled(collector, job string, snap *Snapshot) {
 		return // the answer may predate a move: the next poll counts
 	}
 	due := false
-	for k, m := range h.moves {
-		if k.job != job || m.owner != collector || !m.delivered.IsZero() || now.Sub(m.at) < h.opts.Settle {
+	wk := mergeKey{collector, job}
+	waiting := h.waiting[wk][:0]
+	for _, k := range h.waiting[wk] {
+		m := h.moves[k]
+		if m == nil || m.owner != collector || !m.delivered.IsZero() {
+			continue // released, moved on (fold indexes it anew) or delivered
+		}
+		if now.Sub(m.at) < h.opts.Settle {
+			waiting = append(waiting, k)
 			continue
 		}
 		m.delivered = now
@@ -197,6 +206,7 @@ func (h *Handoff) Polled(collector, job string, snap *Snapshot) {
 		}
 		due = true
 	}
+	h.waiting[wk] = waiting
 	if h.pending {
 		h.rebuildLocked(h.src.Snapshot())
 	} else if due {
@@ -274,6 +284,15 @@ func (h *Handoff) rebuildLocked(base *Snapshot) *Snapshot {
 	if base != h.base {
 		h.fold(base, now)
 		h.base = base
+		// Index the moves not yet delivered by new owner and job, for
+		// Polled: a poll looks at its own, not at every move.
+		clear(h.waiting)
+		for k, m := range h.moves {
+			if m.delivered.IsZero() {
+				wk := mergeKey{m.owner, k.job}
+				h.waiting[wk] = append(h.waiting[wk], k)
+			}
+		}
 	}
 	for k, m := range h.moves {
 		if d, timeout := h.deadline(m); !now.Before(d) {
@@ -338,7 +357,7 @@ func (h *Handoff) moved(t *Target, prev string, base *Snapshot, now time.Time) {
 		m.holders = append(m.holders, prev)
 		h.stats.Moves++
 	}
-	m.target, m.owner, m.at = t, owner, now
+	m.target, m.owner, m.at, m.delivered = t, owner, now, time.Time{}
 }
 
 // overlay returns base with each lingering target added to its holders'

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -368,5 +369,71 @@ func TestHandoffDraining(t *testing.T) {
 	a.SetCollectors(makeCollectors(3))
 	for _, c := range holders(h.Snapshot()) {
 		require.NotContains(t, c, "collector-3")
+	}
+}
+
+// TestHandoffConcurrent: servers' goroutines read snapshots and report
+// polls while the allocator changes; run with -race (make test does).
+// Every target stays served to some collector throughout.
+func TestHandoffConcurrent(t *testing.T) {
+	t.Parallel()
+	a, h := newHandoffAllocator(t, 4, 400, HandoffOptions{Settle: time.Millisecond})
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				s := h.Snapshot()
+				if n := len(holders(s)); n != 400 {
+					errs <- fmt.Errorf("goroutine %d: %d of 400 targets served", g, n)
+					return
+				}
+				for _, c := range s.Collectors() {
+					h.Polled(c, "job-0", s)
+					h.Polled(c, "job-1", s)
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		cs := makeCollectors(3 + i%3)
+		if i%7 == 0 {
+			cs[0].Draining = true
+		}
+		a.SetCollectors(cs)
+		_ = h.Stats()
+	}
+	close(done)
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+}
+
+// BenchmarkHandoffPoll is one poll's cost to the handoff (Snapshot, then
+// Polled) right after a collector joined 100 at 100k targets, with ~1,000
+// targets lingering, polls of collectors that are not the joiner releasing
+// nothing.
+func BenchmarkHandoffPoll(b *testing.B) {
+	a := mustNew(b, Options{Strategy: ConsistentHashing})
+	a.SetCollectors(makeCollectors(100))
+	a.SetJobTargets(makeTargets(100_000, 100, "bench"))
+	h := NewHandoff(a, HandoffOptions{Settle: time.Hour})
+	h.Snapshot()
+	a.SetCollectors(makeCollectors(101))
+	s := h.Snapshot()
+	b.ReportMetric(float64(h.Stats().Lingering), "lingering")
+	cs := s.Collectors()
+	jobs := s.Jobs()
+	i := 0
+	for b.Loop() {
+		snap := h.Snapshot()
+		h.Polled(cs[i%len(cs)], jobs[i%len(jobs)], snap)
+		i++
 	}
 }
