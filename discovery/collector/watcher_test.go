@@ -84,20 +84,27 @@ func TestCollectorsAt(t *testing.T) {
 	require.Equal(t, []allocation.Collector{{Name: "a", Node: "node-1"}}, got)
 }
 
+// restartPods are the pods of a StatefulSet rolling restart: col-0 and
+// col-1 ready at start, col-0 terminating a second later, then Pending
+// under the same name; with the 30 s grace period.
+func restartPods() (start time.Time, grace time.Duration, ready []*corev1.Pod, terminating, pending *corev1.Pod) {
+	start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ready = []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
+	terminating = pod("col-0", "n0", true, start)
+	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
+	pending = pod("col-0", "", false, start.Add(3*time.Second))
+	pending.Status.Phase = corev1.PodPending
+	return start, 30 * time.Second, ready, terminating, pending
+}
+
 // TestCollectorsRollingRestart is issue 11 item 8: a StatefulSet pod deleted
 // and recreated under the same name within the grace period, Pending then
 // ready, never leaves the collector set.
 func TestCollectorsRollingRestart(t *testing.T) {
 	t.Parallel()
-	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	grace := 30 * time.Second
-	ready := []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
+	start, grace, ready, terminating, pending := restartPods()
 	set, members, _, _ := collectorsAt(start, ready, grace, false, nil)
 	want := names(set)
-	terminating := pod("col-0", "n0", true, start)
-	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
-	pending := pod("col-0", "", false, start.Add(3*time.Second))
-	pending.Status.Phase = corev1.PodPending
 	steps := []struct {
 		at   time.Duration
 		pods []*corev1.Pod
@@ -119,14 +126,8 @@ func TestCollectorsRollingRestart(t *testing.T) {
 // drops it when it is gone, and takes the new pod back once it is ready.
 func TestCollectorsDrainRollingRestart(t *testing.T) {
 	t.Parallel()
-	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	grace := 30 * time.Second
-	ready := []*corev1.Pod{pod("col-0", "n0", true, start), pod("col-1", "n1", true, start)}
+	start, grace, ready, terminating, pending := restartPods()
 	_, members, _, _ := collectorsAt(start, ready, grace, true, nil)
-	terminating := pod("col-0", "n0", true, start)
-	terminating.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Second)}
-	pending := pod("col-0", "", false, start.Add(3*time.Second))
-	pending.Status.Phase = corev1.PodPending
 	steps := []struct {
 		at       time.Duration
 		pods     []*corev1.Pod

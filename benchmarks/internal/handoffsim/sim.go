@@ -9,6 +9,7 @@ package handoffsim
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -211,7 +212,7 @@ func (s *sim) run(d time.Duration) {
 	end := s.now.Add(d)
 	for s.now.Before(end) {
 		s.now = s.now.Add(tick)
-		for _, name := range sortedKeys(s.stopAt) {
+		for _, name := range slices.Sorted(maps.Keys(s.stopAt)) {
 			if !s.now.Before(s.stopAt[name]) && s.running[name] {
 				s.stop(name)
 			}
@@ -223,7 +224,7 @@ func (s *sim) run(d time.Duration) {
 			e.fn()
 		}
 		s.poll()
-		for _, name := range sortedKeys(s.pending) {
+		for _, name := range slices.Sorted(maps.Keys(s.pending)) {
 			ups := s.pending[name]
 			for len(ups) > 0 && !s.now.Before(ups[0].at) {
 				s.apply(name, ups[0].set)
@@ -238,7 +239,7 @@ func (s *sim) run(d time.Duration) {
 // poll makes the collectors whose phase it is poll the allocator.
 func (s *sim) poll() {
 	snap := s.snapshot()
-	for _, name := range sortedKeys(s.running) {
+	for _, name := range slices.Sorted(maps.Keys(s.running)) {
 		if !s.running[name] || s.now.Sub(epoch)%s.cfg.Poll != s.phase[name] {
 			continue
 		}
@@ -326,13 +327,4 @@ func (s *sim) finish() {
 			s.figures.Moved++
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
