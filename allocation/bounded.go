@@ -281,7 +281,14 @@ func boundedWeighted(hashes []uint64, weights []uint32, first []choice, seeds []
 			props[next.idx] = append(props[next.idx], k)
 		}
 	}
-	loads := make([]uint64, n)
+	placeWeighted(out, held, leftover, weights)
+	return out
+}
+
+// placeWeighted writes each held item's collector into out, then gives each
+// leftover item, in order, to the collector holding the least weight.
+func placeWeighted(out []int32, held [][]int32, leftover []int32, weights []uint32) {
+	loads := make([]uint64, len(held))
 	for c, h := range held {
 		for _, k := range h {
 			out[k] = int32(c)
@@ -298,5 +305,4 @@ func boundedWeighted(hashes []uint64, weights []uint32, first []choice, seeds []
 		out[k] = int32(c)
 		loads[c] += uint64(max(weights[k], 1))
 	}
-	return out
 }
