@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -218,42 +219,12 @@ func specToV1beta1(in *OpenTelemetryCollectorSpec) (*v1beta1.OpenTelemetryCollec
 	if err != nil {
 		return nil, err
 	}
-	out := &v1beta1.OpenTelemetryCollectorSpec{
-		ManagementState:               c.ManagementState,
-		Mode:                          c.Mode,
-		UpgradeStrategy:               c.UpgradeStrategy,
-		Replicas:                      c.Replicas,
-		Image:                         c.Image,
-		ImagePullPolicy:               c.ImagePullPolicy,
-		ServiceAccount:                c.ServiceAccount,
-		Args:                          c.Args,
-		Resources:                     c.Resources,
-		Env:                           c.Env,
-		EnvFrom:                       c.EnvFrom,
-		NodeSelector:                  c.NodeSelector,
-		Tolerations:                   c.Tolerations,
-		Affinity:                      c.Affinity,
-		PodAnnotations:                c.PodAnnotations,
-		PodDisruptionBudget:           c.PodDisruptionBudget,
-		VolumeClaimTemplates:          c.VolumeClaimTemplates,
-		Config:                        cfg,
-		TargetAllocator:               targetAllocatorToV1beta1(&c.TargetAllocator),
-		SecurityContext:               c.SecurityContext,
-		PodSecurityContext:            c.PodSecurityContext,
-		VolumeMounts:                  c.VolumeMounts,
-		Volumes:                       c.Volumes,
-		Ports:                         c.Ports,
-		Configmaps:                    c.ConfigMaps,
-		Lifecycle:                     c.Lifecycle,
-		TerminationGracePeriodSeconds: c.TerminationGracePeriodSeconds,
-		TopologySpreadConstraints:     c.TopologySpreadConstraints,
-		InitContainers:                c.InitContainers,
-		AdditionalContainers:          c.AdditionalContainers,
-		LivenessProbe:                 c.LivenessProbe,
-		Observability:                 c.Observability,
-		Ingress:                       c.Ingress,
-		Autoscaler:                    autoscalerToV1beta1(c.Autoscaler, c.MinReplicas, c.MaxReplicas),
-	}
+	out := &v1beta1.OpenTelemetryCollectorSpec{}
+	copyCommon(out, c)
+	out.Config = cfg
+	out.TargetAllocator = targetAllocatorToV1beta1(&c.TargetAllocator)
+	out.Configmaps = c.ConfigMaps
+	out.Autoscaler = autoscalerToV1beta1(c.Autoscaler, c.MinReplicas, c.MaxReplicas)
 	if c.HostNetwork {
 		out.HostNetwork = &c.HostNetwork
 	}
@@ -326,42 +297,11 @@ func specFromV1beta1(in *v1beta1.OpenTelemetryCollectorSpec) (*OpenTelemetryColl
 	if err != nil {
 		return nil, err
 	}
-	out := &OpenTelemetryCollectorSpec{
-		ManagementState:               c.ManagementState,
-		Mode:                          c.Mode,
-		UpgradeStrategy:               c.UpgradeStrategy,
-		Replicas:                      c.Replicas,
-		Image:                         c.Image,
-		ImagePullPolicy:               c.ImagePullPolicy,
-		ServiceAccount:                c.ServiceAccount,
-		Args:                          c.Args,
-		Resources:                     c.Resources,
-		Env:                           c.Env,
-		EnvFrom:                       c.EnvFrom,
-		NodeSelector:                  c.NodeSelector,
-		Tolerations:                   c.Tolerations,
-		Affinity:                      c.Affinity,
-		PodAnnotations:                c.PodAnnotations,
-		PodDisruptionBudget:           c.PodDisruptionBudget,
-		VolumeClaimTemplates:          c.VolumeClaimTemplates,
-		Config:                        cfg,
-		TargetAllocator:               targetAllocatorFromV1beta1(&c.TargetAllocator),
-		SecurityContext:               c.SecurityContext,
-		PodSecurityContext:            c.PodSecurityContext,
-		VolumeMounts:                  c.VolumeMounts,
-		Volumes:                       c.Volumes,
-		Ports:                         c.Ports,
-		ConfigMaps:                    c.Configmaps,
-		Lifecycle:                     c.Lifecycle,
-		TerminationGracePeriodSeconds: c.TerminationGracePeriodSeconds,
-		TopologySpreadConstraints:     c.TopologySpreadConstraints,
-		InitContainers:                c.InitContainers,
-		AdditionalContainers:          c.AdditionalContainers,
-		LivenessProbe:                 c.LivenessProbe,
-		Observability:                 c.Observability,
-		Ingress:                       c.Ingress,
-		Autoscaler:                    c.Autoscaler,
-	}
+	out := &OpenTelemetryCollectorSpec{}
+	copyCommon(out, c)
+	out.Config = cfg
+	out.TargetAllocator = targetAllocatorFromV1beta1(&c.TargetAllocator)
+	out.ConfigMaps = c.Configmaps
 	if c.HostNetwork != nil {
 		out.HostNetwork = *c.HostNetwork
 	}
@@ -412,4 +352,38 @@ func targetAllocatorFromV1beta1(in *v1beta1.TargetAllocatorEmbedded) OpenTelemet
 		out.PrometheusCR.ServiceMonitorSelector = s.MatchLabels
 	}
 	return out
+}
+
+// copyCommon copies into dst (a pointer to a struct) every field of src (a
+// pointer to a struct) with the same name and type, embedded structs
+// flattened: the fields both versions spell alike. Each conversion then sets
+// the fields that differ.
+func copyCommon(dst, src any) {
+	from := map[string]reflect.Value{}
+	var collect func(v reflect.Value)
+	collect = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				collect(v.Field(i))
+				continue
+			}
+			from[f.Name] = v.Field(i)
+		}
+	}
+	collect(reflect.ValueOf(src).Elem())
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				fill(v.Field(i))
+				continue
+			}
+			if s, ok := from[f.Name]; ok && s.Type() == f.Type && f.IsExported() {
+				v.Field(i).Set(s)
+			}
+		}
+	}
+	fill(reflect.ValueOf(dst).Elem())
 }
