@@ -219,9 +219,9 @@ type Extensions struct {
 	Dir string `json:"dir"`
 }
 
-// NodeJS configures the Node.js agent.
-// +kubebuilder:validation:XValidation:rule="!(has(self.volumeClaimTemplate) && has(self.volumeLimitSize))",message="spec.nodejs.volumeClaimTemplate and spec.nodejs.volumeLimitSize cannot both be defined"
-type NodeJS struct {
+// AgentSpec is what the Node.js, Python and .NET agents take: one init
+// container copying the agent into a shared volume.
+type AgentSpec struct {
 	// image is the agent image; empty means the operator's default.
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -238,48 +238,24 @@ type NodeJS struct {
 	// get the upstream defaults at injection.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resourceRequirements,omitempty"`
+}
+
+// NodeJS configures the Node.js agent.
+// +kubebuilder:validation:XValidation:rule="!(has(self.volumeClaimTemplate) && has(self.volumeLimitSize))",message="spec.nodejs.volumeClaimTemplate and spec.nodejs.volumeLimitSize cannot both be defined"
+type NodeJS struct {
+	AgentSpec `json:",inline"`
 }
 
 // Python configures the Python agent.
 // +kubebuilder:validation:XValidation:rule="!(has(self.volumeClaimTemplate) && has(self.volumeLimitSize))",message="spec.python.volumeClaimTemplate and spec.python.volumeLimitSize cannot both be defined"
 type Python struct {
-	// image is the agent image; empty means the operator's default.
-	// +optional
-	Image string `json:"image,omitempty"`
-	// volumeClaimTemplate makes the agent's volume an ephemeral volume.
-	// +optional
-	VolumeClaimTemplate *corev1.PersistentVolumeClaimTemplate `json:"volumeClaimTemplate,omitempty"`
-	// volumeLimitSize is the size limit of the agent's emptyDir (default 200Mi).
-	// +optional
-	VolumeSizeLimit *resource.Quantity `json:"volumeLimitSize,omitempty"`
-	// env is added to the instrumented containers.
-	// +optional
-	Env []corev1.EnvVar `json:"env,omitempty"`
-	// resourceRequirements of the init container; missing limits or requests
-	// get the upstream defaults at injection.
-	// +optional
-	Resources corev1.ResourceRequirements `json:"resourceRequirements,omitempty"`
+	AgentSpec `json:",inline"`
 }
 
 // DotNet configures the .NET agent.
 // +kubebuilder:validation:XValidation:rule="!(has(self.volumeClaimTemplate) && has(self.volumeLimitSize))",message="spec.dotnet.volumeClaimTemplate and spec.dotnet.volumeLimitSize cannot both be defined"
 type DotNet struct {
-	// image is the agent image; empty means the operator's default.
-	// +optional
-	Image string `json:"image,omitempty"`
-	// volumeClaimTemplate makes the agent's volume an ephemeral volume.
-	// +optional
-	VolumeClaimTemplate *corev1.PersistentVolumeClaimTemplate `json:"volumeClaimTemplate,omitempty"`
-	// volumeLimitSize is the size limit of the agent's emptyDir (default 200Mi).
-	// +optional
-	VolumeSizeLimit *resource.Quantity `json:"volumeLimitSize,omitempty"`
-	// env is added to the instrumented containers.
-	// +optional
-	Env []corev1.EnvVar `json:"env,omitempty"`
-	// resourceRequirements of the init container; missing limits or requests
-	// get the upstream defaults at injection.
-	// +optional
-	Resources corev1.ResourceRequirements `json:"resourceRequirements,omitempty"`
+	AgentSpec `json:",inline"`
 }
 
 // Go configures the Go eBPF agent, a privileged sidecar.
