@@ -63,27 +63,12 @@ func (c *OpenTelemetryCollector) ConvertFrom(hub conversion.Hub) error {
 // ToV1beta1 converts src to dst field by field, with the stashes described at
 // AnnotationV1alpha1Spec.
 func ToV1beta1(src *OpenTelemetryCollector, dst *v1beta1.OpenTelemetryCollector) error {
-	spec, err := specToV1beta1(&src.Spec)
+	spec, annotations, err := convertSpec(&src.Spec, src.Annotations, specToV1beta1, specFromV1beta1, AnnotationV1beta1Spec, AnnotationV1alpha1Spec)
 	if err != nil {
 		return fmt.Errorf("convert OpenTelemetryCollector %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
 	}
-	annotations := maps.Clone(src.Annotations)
-	if stashed, ok := annotations[AnnotationV1beta1Spec]; ok {
-		delete(annotations, AnnotationV1beta1Spec)
-		var orig v1beta1.OpenTelemetryCollectorSpec
-		if json.Unmarshal([]byte(stashed), &orig) == nil {
-			if back, err := specFromV1beta1(&orig); err == nil && subset(back, &src.Spec) {
-				spec = &orig
-			}
-		}
-	}
-	if back, err := specFromV1beta1(spec); err != nil || !equality.Semantic.DeepEqual(*back, src.Spec) {
-		if annotations, err = stash(annotations, AnnotationV1alpha1Spec, src.Spec); err != nil {
-			return err
-		}
-	}
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
-	dst.Annotations = emptyToNil(annotations)
+	dst.Annotations = annotations
 	dst.Spec = *spec
 	src.Status.DeepCopyInto(&dst.Status)
 	return nil
@@ -92,30 +77,44 @@ func ToV1beta1(src *OpenTelemetryCollector, dst *v1beta1.OpenTelemetryCollector)
 // FromV1beta1 converts src to dst field by field, with the stashes described
 // at AnnotationV1alpha1Spec.
 func FromV1beta1(src *v1beta1.OpenTelemetryCollector, dst *OpenTelemetryCollector) error {
-	spec, err := specFromV1beta1(&src.Spec)
+	spec, annotations, err := convertSpec(&src.Spec, src.Annotations, specFromV1beta1, specToV1beta1, AnnotationV1alpha1Spec, AnnotationV1beta1Spec)
 	if err != nil {
 		return fmt.Errorf("convert OpenTelemetryCollector %s/%s to v1alpha1: %w", src.Namespace, src.Name, err)
 	}
-	annotations := maps.Clone(src.Annotations)
-	if stashed, ok := annotations[AnnotationV1alpha1Spec]; ok {
-		delete(annotations, AnnotationV1alpha1Spec)
-		var orig OpenTelemetryCollectorSpec
-		if json.Unmarshal([]byte(stashed), &orig) == nil {
-			if back, err := specToV1beta1(&orig); err == nil && subset(back, &src.Spec) {
-				spec = &orig
-			}
-		}
-	}
-	if back, err := specToV1beta1(spec); err != nil || !equality.Semantic.DeepEqual(*back, src.Spec) {
-		if annotations, err = stash(annotations, AnnotationV1beta1Spec, src.Spec); err != nil {
-			return err
-		}
-	}
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
-	dst.Annotations = emptyToNil(annotations)
+	dst.Annotations = annotations
 	dst.Spec = *spec
 	src.Status.DeepCopyInto(&dst.Status)
 	return nil
+}
+
+// convertSpec converts spec with there, one direction of the conversion
+// (back is the other). The spec the other version stashed in annotation
+// stashed is restored when it still converts back to spec (the fields this
+// version cannot express survive a round trip); spec itself is stashed in
+// annotation own when what it converts to does not convert back to it. It
+// returns the annotations without the consumed stash, nil when empty.
+func convertSpec[From, To any](spec *From, annotations map[string]string, there func(*From) (*To, error), back func(*To) (*From, error), stashed, own string) (*To, map[string]string, error) {
+	out, err := there(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	annotations = maps.Clone(annotations)
+	if s, ok := annotations[stashed]; ok {
+		delete(annotations, stashed)
+		var orig To
+		if json.Unmarshal([]byte(s), &orig) == nil {
+			if b, err := back(&orig); err == nil && subset(b, spec) {
+				out = &orig
+			}
+		}
+	}
+	if b, err := back(out); err != nil || !equality.Semantic.DeepEqual(*b, *spec) {
+		if annotations, err = stash(annotations, own, *spec); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, emptyToNil(annotations), nil
 }
 
 func stash(annotations map[string]string, key string, spec any) (map[string]string, error) {
