@@ -26,6 +26,9 @@ import (
 //   - at once when A is no longer a collector (a deleted pod does not poll
 //     again), the target is no longer discovered, or it moves back to A.
 //
+// A target no collector can take (per-node, while its node's collector is
+// draining) stays with A until one can, or until the bound passes.
+//
 // Settle is both how long a collector may take from a poll to scraping what
 // it returned (the OpenTelemetry Collector's Prometheus receiver applies
 // discovery and reloads its scrape manager at most every 5 s each) and how
@@ -288,7 +291,7 @@ func (h *Handoff) rebuildLocked(base *Snapshot) *Snapshot {
 		// Polled: a poll looks at its own, not at every move.
 		clear(h.waiting)
 		for k, m := range h.moves {
-			if m.delivered.IsZero() {
+			if m.delivered.IsZero() && m.owner != "" {
 				wk := mergeKey{m.owner, k.job}
 				h.waiting[wk] = append(h.waiting[wk], k)
 			}
@@ -313,6 +316,19 @@ func (h *Handoff) rebuildLocked(base *Snapshot) *Snapshot {
 // and drops what base makes moot.
 func (h *Handoff) fold(base *Snapshot, now time.Time) {
 	old := h.base
+	var unassigned map[uint64]bool // built when first needed
+	ownerOf := func(hash uint64) (string, bool) {
+		if o, ok := base.Lookup(hash); ok {
+			return o, true
+		}
+		if unassigned == nil {
+			unassigned = map[uint64]bool{}
+			for _, t := range base.Unassigned() {
+				unassigned[t.Hash] = true
+			}
+		}
+		return "", unassigned[hash] // discovered but held by no collector: ""
+	}
 	if old != nil {
 		for c, name := range old.collectors {
 			if !base.present(name) {
@@ -324,13 +340,18 @@ func (h *Handoff) fold(base *Snapshot, now time.Time) {
 					continue
 				}
 				for _, t := range sl.Targets {
-					h.moved(t, name, base, now)
+					if owner, ok := ownerOf(t.Hash); ok && owner != name {
+						h.moved(t, name, owner, now)
+					}
 				}
 			}
 		}
 	}
 	for k, m := range h.moves {
-		owner, ok := base.Lookup(k.hash)
+		owner, ok := ownerOf(k.hash)
+		if ok && owner != m.owner { // moved on without leaving a holder's slice
+			m.owner, m.at, m.delivered = owner, now, time.Time{}
+		}
 		m.holders = slices.DeleteFunc(m.holders, func(c string) bool {
 			return !base.present(c) || c == owner
 		})
@@ -340,13 +361,11 @@ func (h *Handoff) fold(base *Snapshot, now time.Time) {
 	}
 }
 
-// moved notes that target t, owned by prev in the previous base, may have a
-// new owner in base.
-func (h *Handoff) moved(t *Target, prev string, base *Snapshot, now time.Time) {
-	owner, ok := base.Lookup(t.Hash)
-	if !ok || owner == prev {
-		return
-	}
+// moved notes that target t, held by prev in the previous base, belongs to
+// owner now ("" when no collector can take it: a per-node target whose
+// node's collector is draining, say; prev keeps it until one can, or the
+// bound passes).
+func (h *Handoff) moved(t *Target, prev, owner string, now time.Time) {
 	k := moveKey{job: t.Job, hash: t.Hash}
 	m := h.moves[k]
 	if m == nil {

@@ -437,3 +437,41 @@ func BenchmarkHandoffPoll(b *testing.B) {
 		i++
 	}
 }
+
+// TestHandoffPerNodeDrain: with per-node (a DaemonSet's collectors), the
+// targets of a node whose collector is draining have no collector to go to:
+// the draining one keeps them until its replacement on the node is ready
+// and has polled, or the bound passes.
+func TestHandoffPerNodeDrain(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	a := mustNew(t, Options{Strategy: PerNode})
+	var ts []*Target
+	for i, node := range []string{"n0", "n0", "n1"} {
+		ts = append(ts, &Target{Job: "j", Hash: uint64(i + 1), Address: "10.0.0." + itoa(i) + ":9100", Node: node})
+	}
+	a.SetJobTargets(map[string][]*Target{"j": ts})
+	a.SetCollectors([]Collector{{Name: "ds-a", Node: "n0"}, {Name: "ds-b", Node: "n1"}})
+	h := NewHandoff(a, HandoffOptions{Now: clock.now, Settle: time.Second})
+	h.Snapshot()
+
+	// ds-a's pod is terminating: n0's targets have no collector, and stay
+	// with ds-a.
+	a.SetCollectors([]Collector{{Name: "ds-a", Node: "n0", Draining: true}, {Name: "ds-b", Node: "n1"}})
+	s := h.Snapshot()
+	require.Len(t, s.Unassigned(), 2)
+	require.Len(t, s.Slice("ds-a", "j").Targets, 2)
+
+	// Its replacement on n0 is ready: it owns them, ds-a keeps them until it
+	// has polled (at least Settle after the move) and Settle more.
+	clock.add(time.Second)
+	a.SetCollectors([]Collector{{Name: "ds-a", Node: "n0", Draining: true}, {Name: "ds-b", Node: "n1"}, {Name: "ds-c", Node: "n0"}})
+	s = h.Snapshot()
+	require.Len(t, s.Slice("ds-c", "j").Targets, 2)
+	require.Len(t, s.Slice("ds-a", "j").Targets, 2)
+	clock.add(time.Second)
+	h.Polled("ds-c", "j", s)
+	clock.add(time.Second)
+	require.Nil(t, h.Snapshot().Slice("ds-a", "j"))
+	require.Zero(t, h.Stats().Lingering)
+}
