@@ -54,8 +54,8 @@ const DefaultPollInterval = 30 * time.Second
 // HandoffOptions tune a Handoff.
 type HandoffOptions struct {
 	// MaxOverlap is the longest a previous owner keeps a moved target,
-	// beyond Settle. Zero means two poll intervals of the new owner, as
-	// observed.
+	// beyond twice Settle. Zero means two poll intervals of the new owner,
+	// as observed.
 	MaxOverlap time.Duration
 	// Settle is how long a collector may take from a poll to scraping what
 	// it returned, and how long allocator replicas behind one Service may

@@ -57,8 +57,8 @@ type Handoff struct {
 	// Enabled is true when unset.
 	Enabled *bool `yaml:"enabled,omitempty"`
 	// MaxOverlap bounds how long the previous collector keeps a moved target
-	// (beyond Settle); zero means two poll intervals of the new collector,
-	// as observed.
+	// (beyond twice Settle); zero means two poll intervals of the new
+	// collector, as observed.
 	MaxOverlap time.Duration `yaml:"max_overlap,omitempty"`
 	// Settle is how long a collector may take from a poll to scraping what
 	// it returned, and how long allocator replicas behind one Service may
