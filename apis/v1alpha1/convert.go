@@ -359,30 +359,23 @@ func targetAllocatorFromV1beta1(in *v1beta1.TargetAllocatorEmbedded) OpenTelemet
 // the fields that differ.
 func copyCommon(dst, src any) {
 	from := map[string]reflect.Value{}
-	var collect func(v reflect.Value)
-	collect = func(v reflect.Value) {
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				collect(v.Field(i))
-				continue
-			}
-			from[f.Name] = v.Field(i)
+	eachField(reflect.ValueOf(src).Elem(), func(f reflect.StructField, v reflect.Value) { from[f.Name] = v })
+	eachField(reflect.ValueOf(dst).Elem(), func(f reflect.StructField, v reflect.Value) {
+		if s, ok := from[f.Name]; ok && s.Type() == f.Type && f.IsExported() {
+			v.Set(s)
 		}
-	}
-	collect(reflect.ValueOf(src).Elem())
-	var fill func(v reflect.Value)
-	fill = func(v reflect.Value) {
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				fill(v.Field(i))
-				continue
-			}
-			if s, ok := from[f.Name]; ok && s.Type() == f.Type && f.IsExported() {
-				v.Field(i).Set(s)
-			}
+	})
+}
+
+// eachField calls fn with every field of the struct v, the fields of
+// embedded structs in place of them.
+func eachField(v reflect.Value, fn func(reflect.StructField, reflect.Value)) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			eachField(v.Field(i), fn)
+			continue
 		}
+		fn(f, v.Field(i))
 	}
-	fill(reflect.ValueOf(dst).Elem())
 }
