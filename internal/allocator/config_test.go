@@ -169,6 +169,8 @@ func TestRenderedKeysAreRead(t *testing.T) {
 		{reflect.TypeFor[allocatorconfig.Rendered](), append(slices.Clone(ownKeys), allocatorconfig.Keys()...)},
 		{reflect.TypeFor[allocatorconfig.RenderedPrometheusCR](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.PrometheusCRConfig]())},
 		{reflect.TypeFor[allocatorconfig.RenderedHTTPS](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.HTTPS]())},
+		{reflect.TypeFor[allocatorconfig.RenderedHandoff](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.Handoff]())},
+		{reflect.TypeFor[allocatorconfig.RenderedWeights](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.Weights]())},
 	} {
 		for _, k := range jsonKeys(tc.rendered) {
 			require.Contains(t, tc.read, k, "%s renders %q", tc.rendered.Name(), k)

@@ -20,6 +20,22 @@ type Rendered struct {
 	HTTPS                        *RenderedHTTPS        `json:"https,omitempty"`
 	ListenAddr                   string                `json:"listen_addr"`
 	PrometheusCR                 *RenderedPrometheusCR `json:"prometheus_cr,omitempty"`
+	// Handoff and Weights are shardwise's, rendered only when the
+	// TargetAllocator's annotations set them.
+	Handoff *RenderedHandoff `json:"handoff,omitempty"`
+	Weights *RenderedWeights `json:"weights,omitempty"`
+}
+
+// RenderedHandoff is the `handoff:` block.
+type RenderedHandoff struct {
+	Enabled *bool `json:"enabled,omitempty"`
+	// Settle is a Go duration string.
+	Settle string `json:"settle,omitempty"`
+}
+
+// RenderedWeights is the `weights:` block.
+type RenderedWeights struct {
+	QueryURL string `json:"query_url"`
 }
 
 // RenderedPrometheus is the `config:` block: the scrape configs as the CRs

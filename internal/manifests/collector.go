@@ -620,9 +620,18 @@ func ownedTargetAllocator(c *v1beta1.OpenTelemetryCollector, labelsFilter []*reg
 	}
 	e := c.Spec.TargetAllocator
 	taLabels := withResourceLabels(c.Labels, labelsFilter, Labels(c.Namespace, c.Name, ComponentTargetAllocator, TargetAllocatorName(c.Name)))
+	meta := Meta(c.Namespace, c.Name, taLabels)
+	for k, v := range c.Annotations {
+		if strings.HasPrefix(k, AnnotationAllocatorPrefix) {
+			if meta.Annotations == nil {
+				meta.Annotations = map[string]string{}
+			}
+			meta.Annotations[k] = v
+		}
+	}
 	return &v1alpha1.TargetAllocator{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "TargetAllocator"},
-		ObjectMeta: Meta(c.Namespace, c.Name, taLabels),
+		ObjectMeta: meta,
 		Spec: v1alpha1.TargetAllocatorSpec{
 			ManagementState:              v1beta1.ManagementStateManaged,
 			Replicas:                     e.Replicas,

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,6 +186,9 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 		Config:                       allocatorconfig.RenderedPrometheus{ScrapeConfigs: scrapeConfigs},
 		AllowInsecureAuthSecrets:     spec.AllowInsecureAuthSecrets,
 		PrometheusCR:                 renderPrometheusCR(spec.PrometheusCR, ta.Namespace),
+	}
+	if err := renderAllocatorAnnotations(&cfg, ta.Annotations); err != nil {
+		return "", err
 	}
 	if spec.Mtls.IsEnabled() {
 		ca, cert, key := tlsFiles()
@@ -566,4 +571,51 @@ func DiscoversOtherNamespaces(p v1beta1.TargetAllocatorPrometheusCR, ns string) 
 		}
 	}
 	return false
+}
+
+// The annotations of a TargetAllocator (or of an OpenTelemetryCollector, for
+// the allocator it owns) that set shardwise's allocator keys the upstream
+// CRD has no field for.
+const (
+	// AnnotationAllocatorPrefix is what they start with.
+	AnnotationAllocatorPrefix = "allocator.shardwise.io/"
+	// AnnotationAllocatorHandoff "false" turns the make-before-break handoff
+	// off (handoff.enabled).
+	AnnotationAllocatorHandoff = AnnotationAllocatorPrefix + "handoff"
+	// AnnotationAllocatorHandoffSettle is handoff.settle, a duration.
+	AnnotationAllocatorHandoffSettle = AnnotationAllocatorPrefix + "handoff-settle"
+	// AnnotationAllocatorWeightsQueryURL is weights.query_url: learn
+	// weights from this Prometheus-compatible API.
+	AnnotationAllocatorWeightsQueryURL = AnnotationAllocatorPrefix + "weights-query-url"
+)
+
+// renderAllocatorAnnotations sets cfg's handoff and weights from the
+// allocator annotations; a malformed value is an error naming it.
+func renderAllocatorAnnotations(cfg *allocatorconfig.Rendered, annotations map[string]string) error {
+	var h allocatorconfig.RenderedHandoff
+	if v, ok := annotations[AnnotationAllocatorHandoff]; ok {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("annotation %s: %q is not true or false", AnnotationAllocatorHandoff, v)
+		}
+		h.Enabled = &on
+	}
+	if v, ok := annotations[AnnotationAllocatorHandoffSettle]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("annotation %s: %q is not a positive duration such as 10s", AnnotationAllocatorHandoffSettle, v)
+		}
+		h.Settle = d.String()
+	}
+	if h != (allocatorconfig.RenderedHandoff{}) {
+		cfg.Handoff = &h
+	}
+	if v, ok := annotations[AnnotationAllocatorWeightsQueryURL]; ok {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("annotation %s: %q is not an http(s) URL", AnnotationAllocatorWeightsQueryURL, v)
+		}
+		cfg.Weights = &allocatorconfig.RenderedWeights{QueryURL: v}
+	}
+	return nil
 }
