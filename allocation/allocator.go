@@ -294,6 +294,7 @@ type work struct {
 	targets    []*Target
 	hashes     []uint64
 	weights    []uint32 // nil unless some target weighs more than 1
+	weightBuf  []uint32 // weights' storage, reused
 	prev       []int32  // collector before the update: -1 none, -2 one that left
 	first      []choice
 	collectors []Collector
@@ -352,26 +353,25 @@ func (a *Allocator) gather(w *work, names []string, joined []bool) int {
 		w.first = slices.Grow(w.first, total)
 	}
 	w.collectors, w.seeds, w.joined, w.eps = a.collectors, a.seeds, joined, a.opts.Epsilon
-	w.weights = w.weights[:0]
+	weights := slices.Grow(w.weightBuf[:0], total)
 	weighted := false
 	for _, name := range names {
 		js := a.jobs[name]
 		w.targets = append(w.targets, js.targets...)
 		for _, t := range js.targets {
 			w.hashes = append(w.hashes, t.Hash)
-			weighted = weighted || a.weight(t) > 1
+			wt := a.weight(t)
+			weights = append(weights, wt)
+			weighted = weighted || wt > 1
 		}
 		w.prev = append(w.prev, js.owner...)
 		if rendezvous {
 			w.first = append(w.first, js.first...)
 		}
 	}
+	w.weightBuf, w.weights = weights, nil
 	if weighted {
-		for _, t := range w.targets {
-			w.weights = append(w.weights, a.weight(t))
-		}
-	} else {
-		w.weights = nil
+		w.weights = weights
 	}
 	return total
 }
