@@ -286,6 +286,7 @@ func (h *Handoff) rebuildLocked(base *Snapshot) *Snapshot {
 	now := h.opts.Now()
 	if base != h.base {
 		h.fold(base, now)
+		h.forget(base)
 		h.base = base
 		// Index the moves not yet delivered by new owner and job, for
 		// Polled: a poll looks at its own, not at every move.
@@ -357,6 +358,23 @@ func (h *Handoff) fold(base *Snapshot, now time.Time) {
 		})
 		if !ok || len(m.holders) == 0 {
 			delete(h.moves, k) // no longer discovered, or back home
+		}
+	}
+}
+
+// forget drops the poll history of collectors and jobs base no longer has,
+// so that pods replaced under new names (a DaemonSet's) leave nothing
+// behind.
+func (h *Handoff) forget(base *Snapshot) {
+	for c, ps := range h.polls {
+		if !base.present(c) {
+			delete(h.polls, c)
+			continue
+		}
+		for job := range ps.last {
+			if _, ok := base.jobIndex[job]; !ok {
+				delete(ps.last, job)
+			}
 		}
 	}
 }

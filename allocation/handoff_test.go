@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -474,4 +475,25 @@ func TestHandoffPerNodeDrain(t *testing.T) {
 	clock.add(time.Second)
 	require.Nil(t, h.Snapshot().Slice("ds-a", "j"))
 	require.Zero(t, h.Stats().Lingering)
+}
+
+// TestHandoffForgetsPolls: the poll history of a collector that left, or of
+// a job that is gone, is dropped.
+func TestHandoffForgetsPolls(t *testing.T) {
+	t.Parallel()
+	a, h := newHandoffAllocator(t, 3, 100, HandoffOptions{})
+	s := h.Snapshot()
+	for _, c := range s.Collectors() {
+		h.Polled(c, "job-0", s)
+		h.Polled(c, "job-1", s)
+	}
+	a.SetCollectors(makeCollectors(2))
+	a.SetJobTargets(map[string][]*Target{"job-1": nil})
+	h.Snapshot()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.polls, 2)
+	for _, ps := range h.polls {
+		require.Equal(t, []string{"job-0"}, slices.Collect(maps.Keys(ps.last)))
+	}
 }
