@@ -29,7 +29,6 @@ import (
 	"github.com/shardwise/shardwise/internal/allocator/upstreammetrics"
 	"github.com/shardwise/shardwise/internal/allocatorconfig"
 	"github.com/shardwise/shardwise/internal/clientgo"
-	"github.com/shardwise/shardwise/internal/weights"
 	"github.com/shardwise/shardwise/server"
 )
 
@@ -332,14 +331,11 @@ func runComponents(ctx context.Context, opts Options, loaded []byte, mgr *discov
 		g.Go(func() error { return crWatcher.Run(ctx) })
 	}
 	var learned chan map[allocation.LearnedKey]uint32
-	if wc := l.cfg.Weights; wc.QueryURL != "" {
-		learner, err := weights.New(weights.Options{
-			URL: wc.QueryURL, Query: wc.Query, Interval: wc.Interval, MaxChange: wc.MaxChange,
-			Logger: opts.Logger.With("component", "weights"),
-		})
-		if err != nil {
-			return err
-		}
+	learner, err := l.cfg.learner(opts.Logger.With("component", "weights"))
+	if err != nil {
+		return err
+	}
+	if learner != nil {
 		learned = make(chan map[allocation.LearnedKey]uint32)
 		g.Go(func() error {
 			learner.Run(ctx, func(ws map[allocation.LearnedKey]uint32) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/shardwise/shardwise/allocation"
 	"github.com/shardwise/shardwise/internal/allocatorconfig"
+	"github.com/shardwise/shardwise/internal/weights"
 )
 
 // config is the allocator config file: the keys of the OpenTelemetry
@@ -200,6 +202,9 @@ func parseConfig(b []byte) (*config, error) {
 	if c.Handoff.Settle < 0 || c.Handoff.MaxOverlap < 0 {
 		return nil, fmt.Errorf("handoff: settle and max_overlap must not be negative")
 	}
+	if _, err := c.learner(nil); err != nil {
+		return nil, err
+	}
 	if _, err := allocation.New(c.allocationOptions()); err != nil {
 		return nil, err
 	}
@@ -262,6 +267,23 @@ func (c *config) validateHTTPS() error {
 		}
 	}
 	return nil
+}
+
+// learner is the weights learner the config asks for, nil without
+// weights.query_url; parseConfig calls it to refuse a bad weights block.
+func (c *config) learner(log *slog.Logger) (*weights.Learner, error) {
+	wc := c.Weights
+	if wc.QueryURL == "" {
+		return nil, nil
+	}
+	if wc.Interval < 0 || wc.MaxChange < 0 {
+		return nil, errors.New("weights: interval and max_change must not be negative")
+	}
+	l, err := weights.New(weights.Options{URL: wc.QueryURL, Query: wc.Query, Interval: wc.Interval, MaxChange: wc.MaxChange, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("weights.query_url: %w", err)
+	}
+	return l, nil
 }
 
 func (c *config) allocationOptions() allocation.Options {

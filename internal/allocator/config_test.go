@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/prometheus/discovery/file"
 	"github.com/stretchr/testify/require"
@@ -33,6 +34,20 @@ func TestParseConfig(t *testing.T) {
 				require.Equal(t, allocation.ConsistentHashing, c.AllocationStrategy)
 				require.InDelta(t, allocation.DefaultEpsilon, c.BalanceEpsilon, 0)
 				require.Len(t, c.Discovery.Collector.Collectors, 1)
+			},
+		},
+		{name: "weights url not http", yaml: "weights: {query_url: prometheus:9090}\n", errText: "weights.query_url"},
+		{name: "negative weights interval", yaml: "weights: {query_url: 'http://p:9090', interval: -1s}\n", errText: "must not be negative"},
+		{name: "negative settle", yaml: "handoff: {settle: -1s}\n", errText: "must not be negative"},
+		{
+			name: "handoff and weights",
+			yaml: "handoff: {enabled: false, settle: 3s}\nweights: {query_url: 'http://p:9090', interval: 1m}\n",
+			check: func(t *testing.T, c *config) {
+				require.False(t, c.Handoff.On())
+				require.Equal(t, 3*time.Second, c.Handoff.Settle)
+				l, err := c.learner(nil)
+				require.NoError(t, err)
+				require.NotNil(t, l)
 			},
 		},
 		{
