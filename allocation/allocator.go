@@ -199,7 +199,7 @@ func (a *Allocator) weight(t *Target) uint32 {
 	if t.Weight > 0 || a.learned == nil {
 		return t.Weight
 	}
-	return a.learned[LearnedKey{t.Job, t.Instance}]
+	return a.learned[LearnedKey{t.Job, t.Instance()}]
 }
 
 // SetJobTargets replaces the targets of the given jobs; a job mapped to an

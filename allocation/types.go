@@ -42,10 +42,30 @@ type Target struct {
 	// target count. Discovery takes it from the __shardwise_weight label
 	// after relabeling.
 	Weight uint32
-	// Instance is the target's instance label after relabeling (its
-	// relabeled address unless a rule sets instance): how a metrics backend
-	// names it, for weights learned from the samples it reports.
-	Instance string
+	// instance is the target's instance label after relabeling when it is
+	// not Address (a pointer: most targets have none, and the field then
+	// costs 8 bytes instead of a string's 16).
+	instance *string
+}
+
+// Instance is the target's instance label after relabeling (its relabeled
+// address unless a rule sets instance): how a metrics backend names it, for
+// weights learned from the samples it reports.
+func (t *Target) Instance() string {
+	if t.instance != nil {
+		return *t.instance
+	}
+	return t.Address
+}
+
+// SetInstance sets what Instance returns.
+func (t *Target) SetInstance(instance string) {
+	t.instance = nil
+	if instance != t.Address {
+		p := new(string) // allocated only here: the parameter does not escape
+		*p = instance
+		t.instance = p
+	}
 }
 
 // WeightLabel is the label whose value, after relabeling, is a target's

@@ -312,29 +312,18 @@ func (w *worker) target(job string, j *filterJob, tLabels model.LabelSet, gl []l
 	}
 	// Identity: the job and the relabeled labels without __meta_*.
 	w.tmp = r.identityLabels(w.tmp[:0])
-	return &allocation.Target{
-		Job:      job,
-		Hash:     identity(job, w.tmp),
-		Address:  addr,
-		Labels:   disc,
-		Node:     nodeOf(disc),
-		Weight:   parseWeight(r.Get(allocation.WeightLabel)),
-		Instance: instanceOf(r.Get(model.InstanceLabel), r.Get(model.AddressLabel), addr),
-	}, false
-}
-
-// instanceOf is the instance label Prometheus gives a target: the one
-// relabeling set, else the relabeled address. It reuses the discovered
-// address's string when they are equal, the common case, so that most
-// targets pay nothing for it.
-func instanceOf(instance, relabeled, discovered string) string {
-	if instance == "" {
-		instance = relabeled
+	t := &allocation.Target{
+		Job:     job,
+		Hash:    identity(job, w.tmp),
+		Address: addr,
+		Labels:  disc,
+		Node:    nodeOf(disc),
+		Weight:  parseWeight(r.Get(allocation.WeightLabel)),
 	}
-	if instance == discovered {
-		return discovered
-	}
-	return instance
+	// The instance label Prometheus gives the target: the one relabeling
+	// set, else the relabeled address.
+	t.SetInstance(cmp.Or(r.Get(model.InstanceLabel), r.Get(model.AddressLabel)))
+	return t, false
 }
 
 // parseWeight reads a __shardwise_weight value: a positive number (a

@@ -23,10 +23,14 @@ scrape_configs:
   - source_labels: [__meta_kubernetes_pod_annotation_shardwise_io_weight]
     regex: (.+)
     target_label: __shardwise_weight
+- job_name: renamed
+  relabel_configs:
+  - source_labels: [__meta_kubernetes_pod_name]
+    target_label: instance
 `))
 	require.NoError(t, err)
 	f := NewFilter(allocatorconfig.FilterRelabelConfig)
-	f.ApplyConfig(map[string]*promconfig.ScrapeConfig{"w": cfg.ScrapeConfigs[0]})
+	f.ApplyConfig(map[string]*promconfig.ScrapeConfig{"w": cfg.ScrapeConfigs[0], "renamed": cfg.ScrapeConfigs[1]})
 	process := func(weight string) (uint32, uint64) {
 		tl := model.LabelSet{model.AddressLabel: "10.0.0.1:9100", "__meta_kubernetes_pod_name": "p"}
 		if weight != "" {
@@ -38,6 +42,16 @@ scrape_configs:
 	}
 	w, id := process("12000")
 	require.Equal(t, uint32(12000), w)
+
+	// Instance: the relabeled address, or the instance a rule sets (what a
+	// backend's series are labelled with, for learned weights).
+	tl := model.LabelSet{model.AddressLabel: "10.0.0.1:9100", "__meta_kubernetes_pod_name": "p"}
+	got := f.Process(map[string][]*targetgroup.Group{
+		"w":       {{Source: "s", Targets: []model.LabelSet{tl}}},
+		"renamed": {{Source: "s", Targets: []model.LabelSet{tl}}},
+	})
+	require.Equal(t, "10.0.0.1:9100", got["w"][0].Instance())
+	require.Equal(t, "p", got["renamed"][0].Instance())
 	w, id2 := process("300.4")
 	require.Equal(t, uint32(300), w)
 	require.Equal(t, id, id2, "the weight is not part of the identity")
