@@ -69,7 +69,7 @@ func New(opts Options) (*Allocator, error) {
 		return nil, fmt.Errorf("allocation_fallback_strategy %q: %w (want %s or %s)", opts.FallbackStrategy, ErrUnknownStrategy, ConsistentHashing, LeastWeighted)
 	}
 	switch opts.Strategy {
-	case ConsistentHashing, LeastWeighted:
+	case ConsistentHashing, LeastWeighted, Ordinal:
 		// Only per-node has a fallback. The OpenTelemetry Operator writes
 		// allocation_fallback_strategy: consistent-hashing whatever the
 		// strategy (and its allocator ignores it), so a known name is
@@ -85,7 +85,7 @@ func New(opts Options) (*Allocator, error) {
 }
 
 // Strategies lists the strategy names New accepts.
-func Strategies() []string { return []string{ConsistentHashing, LeastWeighted, PerNode} }
+func Strategies() []string { return []string{ConsistentHashing, LeastWeighted, PerNode, Ordinal} }
 
 // Options returns the options in effect, defaults filled in.
 func (a *Allocator) Options() Options { return a.opts }
@@ -96,7 +96,7 @@ func (a *Allocator) Snapshot() *Snapshot { return a.snap.Load() }
 // usesRendezvous reports whether some strategy in use ranks collectors by
 // rendezvous score, so first choices must be kept.
 func (a *Allocator) usesRendezvous() bool {
-	return a.opts.Strategy == ConsistentHashing || a.opts.FallbackStrategy == ConsistentHashing || a.opts.Strategy == PerNode
+	return a.opts.Strategy == ConsistentHashing || a.opts.FallbackStrategy == ConsistentHashing || a.opts.Strategy == PerNode || a.opts.Strategy == Ordinal
 }
 
 // SetCollectors replaces the collector set. Collectors are identified by name;
@@ -425,6 +425,8 @@ func assign(opts Options, w *work) []int32 {
 		return leastWeighted(w, allIndices(len(w.targets)))
 	case PerNode:
 		return perNode(w, opts.FallbackStrategy)
+	case Ordinal:
+		return ordinal(w)
 	default:
 		return consistent(w, nil)
 	}

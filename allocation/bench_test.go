@@ -32,29 +32,56 @@ func BenchmarkAssign(b *testing.B) {
 	}
 }
 
-// BenchmarkJoin is one collector joining N, and leaving again, at T targets.
+// BenchmarkJoin is one collector joining N, and leaving again, at T targets,
+// for consistent-hashing (the default) and ordinal (prefix "ordinal/"), and
+// what replacing 1% of the targets then moves beyond the replaced ones.
 func BenchmarkJoin(b *testing.B) {
-	for _, targets := range []int{10000, 100000} {
-		for _, n := range []int{3, 10, 30, 100} {
-			b.Run("targets="+strconv.Itoa(targets)+"/n="+strconv.Itoa(n), func(b *testing.B) {
-				a := mustNew(b, Options{})
-				a.SetJobTargets(makeTargets(targets, 100, "j"))
-				small, large := makeCollectors(n), makeCollectors(n+1)
-				a.SetCollectors(small)
-				balance := a.Snapshot().Balance()
-				var join, leave Result
-				b.ReportAllocs()
-				for b.Loop() {
-					join = a.SetCollectors(large)
-					leave = a.SetCollectors(small)
-				}
-				b.ReportMetric(balance, "max/mean")
-				b.ReportMetric(float64(join.Moved)/float64(join.Min), "moved/optimal")
-				b.ReportMetric(float64(leave.Moved)/float64(leave.Min), "leave-moved/optimal")
-				b.ReportMetric(float64(join.Duration.Nanoseconds())/1e6, "join-ms")
-			})
+	for _, strategy := range []string{ConsistentHashing, Ordinal} {
+		prefix := ""
+		if strategy != ConsistentHashing {
+			prefix = strategy + "/"
+		}
+		for _, targets := range []int{10000, 100000} {
+			for _, n := range []int{3, 10, 30, 100} {
+				b.Run(prefix+"targets="+strconv.Itoa(targets)+"/n="+strconv.Itoa(n), func(b *testing.B) {
+					benchJoin(b, strategy, targets, n)
+				})
+			}
 		}
 	}
+}
+
+func benchJoin(b *testing.B, strategy string, targets, n int) {
+	a := mustNew(b, Options{Strategy: strategy})
+	jobs := makeTargets(targets, 100, "j")
+	a.SetJobTargets(jobs)
+	small, large := makeCollectors(n), makeCollectors(n+1)
+	a.SetCollectors(small)
+	balance := a.Snapshot().Balance()
+	var join, leave Result
+	b.ReportAllocs()
+	for b.Loop() {
+		join = a.SetCollectors(large)
+		leave = a.SetCollectors(small)
+	}
+	b.ReportMetric(balance, "max/mean")
+	b.ReportMetric(float64(join.Moved)/float64(join.Min), "moved/optimal")
+	b.ReportMetric(float64(leave.Moved)/float64(leave.Min), "leave-moved/optimal")
+	b.ReportMetric(float64(join.Duration.Nanoseconds())/1e6, "join-ms")
+
+	// 1% churn: in every job, every 100th target replaced by a new one.
+	fresh := makeTargets(targets, 100, "churn")
+	changed := 0
+	for job, ts := range jobs {
+		ts = slices.Clone(ts)
+		for k := 0; k < len(ts); k += 100 {
+			ts[k] = fresh[job][k]
+			changed++
+		}
+		jobs[job] = ts
+	}
+	churn := a.SetJobTargets(jobs)
+	b.ReportMetric(float64(churn.Moved)/float64(changed), "churn-moved/changed")
 }
 
 // BenchmarkMemory reports the allocator's own bytes per target: everything

@@ -10,6 +10,9 @@ const (
 	ConsistentHashing = "consistent-hashing"
 	LeastWeighted     = "least-weighted"
 	PerNode           = "per-node"
+	// Ordinal is shardwise's own: nested balanced shares over the ordinals
+	// of a StatefulSet's collector pods (see ordinal.go).
+	Ordinal = "ordinal"
 )
 
 // DefaultEpsilon is the default load bound: no collector holds more than

@@ -228,7 +228,7 @@ type OpenTelemetryTargetAllocator struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 	// allocationStrategy of the target allocator.
 	// +optional
-	// +kubebuilder:validation:Enum=least-weighted;consistent-hashing;per-node
+	// +kubebuilder:validation:Enum=least-weighted;consistent-hashing;per-node;ordinal
 	AllocationStrategy v1beta1.TargetAllocatorAllocationStrategy `json:"allocationStrategy,omitempty"`
 	// filterStrategy of the target allocator.
 	// +optional

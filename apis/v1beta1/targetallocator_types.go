@@ -8,7 +8,7 @@ import (
 
 type (
 	// TargetAllocatorAllocationStrategy is how the allocator assigns targets to collectors.
-	// +kubebuilder:validation:Enum=least-weighted;consistent-hashing;per-node
+	// +kubebuilder:validation:Enum=least-weighted;consistent-hashing;per-node;ordinal
 	TargetAllocatorAllocationStrategy string
 	// TargetAllocatorFilterStrategy is how the allocator filters targets before assigning them.
 	// +kubebuilder:validation:Enum="";none;relabel-config
@@ -20,8 +20,12 @@ const (
 	TargetAllocatorAllocationStrategyLeastWeighted     TargetAllocatorAllocationStrategy = "least-weighted"
 	TargetAllocatorAllocationStrategyConsistentHashing TargetAllocatorAllocationStrategy = "consistent-hashing"
 	TargetAllocatorAllocationStrategyPerNode           TargetAllocatorAllocationStrategy = "per-node"
-	TargetAllocatorFilterStrategyRelabelConfig         TargetAllocatorFilterStrategy     = "relabel-config"
-	TargetAllocatorFilterStrategyNone                  TargetAllocatorFilterStrategy     = "none"
+	// TargetAllocatorAllocationStrategyOrdinal is shardwise's own (not in the
+	// upstream API): nested balanced shares over the StatefulSet ordinals of
+	// the collector pods, so scaling the collectors moves the minimum.
+	TargetAllocatorAllocationStrategyOrdinal   TargetAllocatorAllocationStrategy = "ordinal"
+	TargetAllocatorFilterStrategyRelabelConfig TargetAllocatorFilterStrategy     = "relabel-config"
+	TargetAllocatorFilterStrategyNone          TargetAllocatorFilterStrategy     = "none"
 )
 
 // +kubebuilder:validation:XValidation:rule="!has(self.allowNamespaces) || !has(self.denyNamespaces)",message="allowNamespaces and denyNamespaces are mutually exclusive"
@@ -119,8 +123,8 @@ type TargetAllocatorEmbedded struct {
 	// enabled deploys a target allocator for the collector's prometheus receiver.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
-	// replicas is the number of allocator pods. With consistent-hashing and
-	// per-node the assignment is a function of the targets and collectors
+	// replicas is the number of allocator pods. With consistent-hashing,
+	// ordinal and per-node the assignment is a function of the targets and collectors
 	// only, so replicas serve identical assignments; least-weighted depends on
 	// each allocator's history, so it is refused with more than one replica.
 	// +optional

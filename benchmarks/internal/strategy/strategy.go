@@ -56,7 +56,7 @@ const (
 // Names lists every strategy New accepts: shardwise's first, then the
 // baselines.
 func Names() []string {
-	return []string{allocation.ConsistentHashing, allocation.LeastWeighted, Ring, Rendezvous, OTelConsistent, OTelLeast, HashMod}
+	return []string{allocation.ConsistentHashing, allocation.Ordinal, allocation.LeastWeighted, Ring, Rendezvous, OTelConsistent, OTelLeast, HashMod}
 }
 
 // New returns the named strategy. eps is the load bound of shardwise's
@@ -64,7 +64,7 @@ func Names() []string {
 // strategies ignore it.
 func New(name string, eps float64) (Strategy, error) {
 	switch name {
-	case allocation.ConsistentHashing, allocation.LeastWeighted:
+	case allocation.ConsistentHashing, allocation.LeastWeighted, allocation.Ordinal:
 		return NewShardwise(name, eps)
 	case Ring:
 		return NewRing(DefaultVirtualNodes), nil
