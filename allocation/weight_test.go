@@ -104,7 +104,7 @@ func TestWeightedBound(t *testing.T) {
 // busiest collector's weight over the mean (with weights and, for
 // comparison, by count alone), and the weight moved by a join and a leave
 // over the least any assignment moves (the joiner's share of the weight; the
-// leaver's weight).
+// leaver's weight), for consistent-hashing and ordinal.
 func BenchmarkWeighted(b *testing.B) {
 	jobs := paretoTargets(10_000, 10, 1)
 	weight := map[uint64]uint32{}
@@ -139,9 +139,15 @@ func BenchmarkWeighted(b *testing.B) {
 			}
 		}
 	}
+	b.Run("consistent-hashing", func(b *testing.B) { benchWeighted(b, ConsistentHashing, jobs, weight, total, countLoads) })
+	b.Run("ordinal", func(b *testing.B) { benchWeighted(b, Ordinal, jobs, weight, total, countLoads) })
+}
+
+func benchWeighted(b *testing.B, strategy string, jobs map[string][]*Target, weight map[uint64]uint32, total uint64, countLoads []uint64) {
+	const n = 30
 	var balance, join, leave float64
 	for b.Loop() {
-		a := mustNew(b, Options{Strategy: ConsistentHashing})
+		a := mustNew(b, Options{Strategy: strategy})
 		a.SetCollectors(makeCollectors(n))
 		a.SetJobTargets(jobs)
 		before := assignment(a.Snapshot())
