@@ -343,6 +343,7 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 		{"per-node with statefulset", "    enabled: true\n", "    enabled: true\n    allocationStrategy: per-node\n", "per-node needs mode daemonset"},
 		{"negative replicas", "  mode: statefulset\n", "  mode: statefulset\n  replicas: -1\n", "spec.replicas"},
 		{"unknown mode", "mode: statefulset", "mode: lambda", "spec.mode"},
+		{"unknown allocation strategy", "    enabled: true\n", "    enabled: true\n    allocationStrategy: round-robin\n", "allocationStrategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := strings.Replace(upstreamExample, tc.from, tc.to, 1)
@@ -354,6 +355,22 @@ func TestUnsupportedFieldRejected(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestOrdinalStrategyAccepted: shardwise's own allocation strategy passes
+// the schema and reaches the allocator's TargetAllocator.
+func TestOrdinalStrategyAccepted(t *testing.T) {
+	t.Parallel()
+	ns := "ordinal"
+	h := start(t, ns)
+	doc := strings.Replace(upstreamExample, "    enabled: true\n", "    enabled: true\n    allocationStrategy: ordinal\n", 1)
+	require.NotEqual(t, upstreamExample, doc)
+	_, err := h.createYAML(t, ns, doc)
+	require.NoError(t, err)
+	h.waitReady(t, ns, "collector-with-ta", metav1.ConditionTrue)
+	var ta v1alpha1.TargetAllocator
+	h.get(t, ns, "collector-with-ta", &ta)
+	require.Equal(t, v1beta1.TargetAllocatorAllocationStrategyOrdinal, ta.Spec.AllocationStrategy)
 }
 
 // TestInvalidInput checks that input the builders refuse reports Ready=False

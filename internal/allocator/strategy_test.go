@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -148,4 +150,135 @@ func TestDaemonSetPerNode(t *testing.T) {
 	require.ElementsMatch(t, []string{"a-1:9100", "a-2:9100", "b-1:9100", "nowhere:9100"}, all, fmt.Sprint(got))
 	require.Subset(t, got["agent-collector-node-a"], []string{"a-1:9100", "a-2:9100"})
 	require.Subset(t, got["agent-collector-node-b"], []string{"b-1:9100"})
+}
+
+// statefulSetCollector is a statefulset-mode collector whose allocator
+// assigns by the ordinal strategy.
+const statefulSetCollector = `
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata:
+  name: scale
+spec:
+  mode: statefulset
+  targetAllocator:
+    enabled: true
+    allocationStrategy: ordinal
+  config:
+    receivers:
+      prometheus:
+        config:
+          scrape_configs:
+          - job_name: apps
+            static_configs:
+            - targets: [%s]
+    exporters:
+      debug: {}
+    service:
+      pipelines:
+        metrics:
+          receivers: [prometheus]
+          exporters: [debug]
+`
+
+// TestStatefulSetOrdinal runs the allocator on the configuration the
+// operator renders for a statefulset-mode collector with allocationStrategy
+// ordinal, against a real API server holding
+// pods named as the StatefulSet names them: every pod holds the mean rounded,
+// and when the StatefulSet scales from 3 to 4 pods only the targets the new
+// pod takes move.
+func TestStatefulSetOrdinal(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Require(t, env)
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "statefulset-ordinal"
+	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	var targets []string
+	for i := range 30 {
+		targets = append(targets, fmt.Sprintf("app-%d:8080", i))
+	}
+	var c v1beta1.OpenTelemetryCollector
+	require.NoError(t, sigsyaml.UnmarshalStrict(fmt.Appendf(nil, statefulSetCollector, strings.Join(targets, ", ")), &c))
+	c.Namespace = ns
+	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"}, nil)
+	require.NoError(t, err)
+	var sts *appsv1.StatefulSet
+	var ta *v1alpha1.TargetAllocator
+	for _, o := range built.Objects {
+		switch o := o.(type) {
+		case *appsv1.StatefulSet:
+			sts = o
+		case *v1alpha1.TargetAllocator:
+			ta = o
+		}
+	}
+	require.NotNil(t, sts)
+	require.NotNil(t, ta)
+	alloc, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{
+		TargetAllocator:   ta,
+		CollectorSelector: manifests.SelectorLabels(ns, c.Name, manifests.ComponentCollector),
+	}, manifests.Settings{TargetAllocatorImage: "ta"})
+	require.NoError(t, err)
+	var rendered string
+	for _, o := range alloc.Objects {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			rendered = cm.Data[manifests.TargetAllocatorConfigKey]
+		}
+	}
+	var m map[string]any
+	require.NoError(t, sigsyaml.Unmarshal([]byte(rendered), &m))
+	require.Equal(t, "ordinal", m["allocation_strategy"])
+	m["listen_addr"] = "127.0.0.1:0"
+	m["kube_config_file_path"] = testenv.WriteKubeconfig(t, cfg)
+	m["handoff"] = map[string]any{"settle": "1ns"} // count targets right after the change
+	b, err := sigsyaml.Marshal(m)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "ta.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+
+	pod := func(i int) string {
+		name := fmt.Sprintf("%s-%d", sts.Name, i)
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: sts.Spec.Template.Labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		return name
+	}
+	names := []string{pod(0), pod(1), pod(2)}
+	base, _ := start(t, path)
+	loads := func(got map[string][]string) []int {
+		var out []int
+		total := 0
+		for _, n := range names {
+			out = append(out, len(got[n]))
+			total += len(got[n])
+		}
+		return append(out, total)
+	}
+	var before map[string][]string
+	eventually(t, func() bool {
+		before = assigned(t, base, "apps", names...)
+		return slices.Equal(loads(before), []int{10, 10, 10, 30})
+	})
+
+	names = append(names, pod(3))
+	var after map[string][]string
+	eventually(t, func() bool {
+		after = assigned(t, base, "apps", names...)
+		l := loads(after)
+		return l[4] == 30 && slices.Max(l[:4]) == 8 && slices.Min(l[:4]) == 7
+	})
+	for _, n := range names[:3] {
+		require.Subset(t, before[n], after[n], "%s only gave targets to the new pod", n)
+	}
 }
