@@ -261,33 +261,18 @@ func autoscalerToV1beta1(in *v1beta1.AutoscalerSpec, minReplicas, maxReplicas *i
 }
 
 func targetAllocatorToV1beta1(in *OpenTelemetryTargetAllocator) v1beta1.TargetAllocatorEmbedded {
-	return v1beta1.TargetAllocatorEmbedded{
-		Enabled:                   in.Enabled,
-		Replicas:                  in.Replicas,
-		Image:                     in.Image,
-		AllocationStrategy:        in.AllocationStrategy,
-		FilterStrategy:            in.FilterStrategy,
-		ServiceAccount:            in.ServiceAccount,
-		NodeSelector:              in.NodeSelector,
-		Resources:                 in.Resources,
-		Affinity:                  in.Affinity,
-		Tolerations:               in.Tolerations,
-		Env:                       in.Env,
-		PodDisruptionBudget:       in.PodDisruptionBudget,
-		SecurityContext:           in.SecurityContext,
-		PodSecurityContext:        in.PodSecurityContext,
-		TopologySpreadConstraints: in.TopologySpreadConstraints,
-		Observability:             in.Observability,
-		PrometheusCR: v1beta1.TargetAllocatorPrometheusCR{
-			Enabled:        in.PrometheusCR.Enabled,
-			ScrapeInterval: in.PrometheusCR.ScrapeInterval,
-			// An empty map selects every monitor, like an empty selector;
-			// upstream converts the same way.
-			PodMonitorSelector:     &metav1.LabelSelector{MatchLabels: in.PrometheusCR.PodMonitorSelector},
-			ServiceMonitorSelector: &metav1.LabelSelector{MatchLabels: in.PrometheusCR.ServiceMonitorSelector},
-			PrometheusCRTenancy:    *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
-		},
+	var out v1beta1.TargetAllocatorEmbedded
+	copyCommon(&out, in)
+	out.PrometheusCR = v1beta1.TargetAllocatorPrometheusCR{
+		Enabled:        in.PrometheusCR.Enabled,
+		ScrapeInterval: in.PrometheusCR.ScrapeInterval,
+		// An empty map selects every monitor, like an empty selector;
+		// upstream converts the same way.
+		PodMonitorSelector:     &metav1.LabelSelector{MatchLabels: in.PrometheusCR.PodMonitorSelector},
+		ServiceMonitorSelector: &metav1.LabelSelector{MatchLabels: in.PrometheusCR.ServiceMonitorSelector},
+		PrometheusCRTenancy:    *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
 	}
+	return out
 }
 
 func specFromV1beta1(in *v1beta1.OpenTelemetryCollectorSpec) (*OpenTelemetryCollectorSpec, error) {
@@ -320,28 +305,12 @@ func specFromV1beta1(in *v1beta1.OpenTelemetryCollectorSpec) (*OpenTelemetryColl
 }
 
 func targetAllocatorFromV1beta1(in *v1beta1.TargetAllocatorEmbedded) OpenTelemetryTargetAllocator {
-	out := OpenTelemetryTargetAllocator{
-		Enabled:                   in.Enabled,
-		Replicas:                  in.Replicas,
-		Image:                     in.Image,
-		AllocationStrategy:        in.AllocationStrategy,
-		FilterStrategy:            in.FilterStrategy,
-		ServiceAccount:            in.ServiceAccount,
-		NodeSelector:              in.NodeSelector,
-		Resources:                 in.Resources,
-		Affinity:                  in.Affinity,
-		Tolerations:               in.Tolerations,
-		Env:                       in.Env,
-		PodDisruptionBudget:       in.PodDisruptionBudget,
-		SecurityContext:           in.SecurityContext,
-		PodSecurityContext:        in.PodSecurityContext,
-		TopologySpreadConstraints: in.TopologySpreadConstraints,
-		Observability:             in.Observability,
-		PrometheusCR: OpenTelemetryTargetAllocatorPrometheusCR{
-			Enabled:             in.PrometheusCR.Enabled,
-			ScrapeInterval:      in.PrometheusCR.ScrapeInterval,
-			PrometheusCRTenancy: *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
-		},
+	var out OpenTelemetryTargetAllocator
+	copyCommon(&out, in)
+	out.PrometheusCR = OpenTelemetryTargetAllocatorPrometheusCR{
+		Enabled:             in.PrometheusCR.Enabled,
+		ScrapeInterval:      in.PrometheusCR.ScrapeInterval,
+		PrometheusCRTenancy: *in.PrometheusCR.PrometheusCRTenancy.DeepCopy(),
 	}
 	// v1alpha1 has only matchLabels; the stash keeps the rest.
 	if s := in.PrometheusCR.PodMonitorSelector; s != nil {
