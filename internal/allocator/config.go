@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"sort"
 	"strings"
 
@@ -19,13 +17,11 @@ import (
 	"github.com/shardwise/shardwise/internal/weights"
 )
 
-// config is the allocator config file: the keys of the OpenTelemetry
-// Operator's targetallocator.yaml plus ours, all typed in package
-// allocatorconfig (Allocator: this program's own keys; Config: the
-// discovery keys, parsed by allocatorconfig.ParseConfig).
+// config is the allocator config file (allocatorconfig.File: the keys of
+// the OpenTelemetry Operator's targetallocator.yaml plus ours, the type the
+// operator renders) with the defaults and checks of this program.
 type config struct {
-	allocatorconfig.Allocator `yaml:",inline"`
-	Discovery                 *allocatorconfig.Config `yaml:"-"`
+	allocatorconfig.File
 	// sum is the SHA-256 of the file's content this config was read from.
 	sum []byte
 	// collectorSelectorNull records `collector_selector: null` (or an empty
@@ -41,11 +37,6 @@ func (c *config) notes() []string {
 	}
 	return out
 }
-
-// ownKeys are the top-level keys this file reads itself (config's field
-// tags); allocatorconfig.Keys are the discovery keys. Anything else is an
-// error.
-var ownKeys = allocatorconfig.YAMLKeys(reflect.TypeFor[config]())
 
 // environment is what the allocator reads from its process environment, as
 // the OpenTelemetry Operator's allocator does: the operator sets
@@ -141,43 +132,15 @@ func loadConfigEnv(path string, flags Flags, env environment) (*config, error) {
 }
 
 func parseConfig(b []byte) (*config, error) {
+	f, err := allocatorconfig.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	c := config{File: *f}
 	var top map[string]any
 	if err := yaml.Unmarshal(b, &top); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
-	discoveryKeys := allocatorconfig.Keys()
-	var unknown []string
-	for k := range top {
-		if !slices.Contains(ownKeys, k) && !slices.Contains(discoveryKeys, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown key %s (known: %s)", strings.Join(quote(unknown), ", "), strings.Join(append(slices.Clone(ownKeys), discoveryKeys...), ", "))
-	}
-	// allocatorconfig.ParseConfig refuses unknown keys of prometheus_cr.
-
-	// Decode our keys one at a time so that an error names its key.
-	var c config
-	for _, k := range ownKeys {
-		v, ok := top[k]
-		if !ok {
-			continue
-		}
-		one, err := yaml.Marshal(map[string]any{k: v})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		if err := yaml.UnmarshalStrict(one, &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-	}
-	d, err := allocatorconfig.ParseConfig(b)
-	if err != nil {
-		return nil, err
-	}
-	c.Discovery = d
 	if sel, ok := top["collector_selector"]; ok && sel == nil {
 		c.collectorSelectorNull = true
 	}
@@ -292,12 +255,4 @@ func (c *config) allocationOptions() allocation.Options {
 		FallbackStrategy: c.AllocationFallbackStrategy,
 		Epsilon:          c.BalanceEpsilon,
 	}
-}
-
-func quote(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }

@@ -3,8 +3,6 @@ package allocator
 import (
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/allocation"
-	"github.com/shardwise/shardwise/internal/allocatorconfig"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -162,33 +159,5 @@ func TestOperatorRenderedConfigLoads(t *testing.T) {
 			require.NotNil(t, c.Discovery.Collector.CollectorSelector, f)
 		}
 		require.True(t, found, "%s has no allocator ConfigMap", f)
-	}
-}
-
-// TestRenderedKeysAreRead: every key the operator renders
-// (allocatorconfig.Rendered) is one the allocator reads.
-func TestRenderedKeysAreRead(t *testing.T) {
-	t.Parallel()
-	jsonKeys := func(typ reflect.Type) []string {
-		var out []string
-		for i := range typ.NumField() {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			out = append(out, name)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		rendered reflect.Type
-		read     []string
-	}{
-		{reflect.TypeFor[allocatorconfig.Rendered](), append(slices.Clone(ownKeys), allocatorconfig.Keys()...)},
-		{reflect.TypeFor[allocatorconfig.RenderedPrometheusCR](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.PrometheusCRConfig]())},
-		{reflect.TypeFor[allocatorconfig.RenderedHTTPS](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.HTTPS]())},
-		{reflect.TypeFor[allocatorconfig.RenderedHandoff](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.Handoff]())},
-		{reflect.TypeFor[allocatorconfig.RenderedWeights](), allocatorconfig.YAMLKeys(reflect.TypeFor[allocatorconfig.Weights]())},
-	} {
-		for _, k := range jsonKeys(tc.rendered) {
-			require.Contains(t, tc.read, k, "%s renders %q", tc.rendered.Name(), k)
-		}
 	}
 }

@@ -288,7 +288,7 @@ func TestOperatorNamespace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := &config{Discovery: &allocatorconfig.Config{}}
+			c := &config{}
 			c.Discovery.Collector.CollectorNamespace = tc.collector
 			require.Equal(t, tc.want, operatorNamespace(c, tc.env))
 		})

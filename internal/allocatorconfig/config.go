@@ -35,7 +35,7 @@ const (
 )
 
 // ErrConfig wraps every configuration error of this package.
-var ErrConfig = errors.New("invalid discovery configuration")
+var ErrConfig = errors.New("invalid allocator configuration")
 
 // EnsureUTF8Names sets Prometheus' global label-name validation to UTF-8.
 // prometheus-operator's pkg/operator switches it to the legacy scheme in its
@@ -230,19 +230,32 @@ func (c *PrometheusCRConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
+// DecodeScrapeClasses reads scrape classes in Kubernetes' JSON form (a
+// resource's objects), strictly; nil stays nil.
+func DecodeScrapeClasses(objs []map[string]any) ([]monitoringv1.ScrapeClass, error) {
+	if objs == nil {
+		return nil, nil
+	}
+	var out []monitoringv1.ScrapeClass
+	if err := viaJSON(objs, &out); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return out, nil
+}
+
 // prometheusCRYAML is PrometheusCRConfig as written: selectors and scrape
 // classes in Kubernetes' JSON form.
 type prometheusCRYAML struct {
 	prometheusCRPlain               `yaml:",inline"`
-	ServiceMonitorSelector          any `yaml:"service_monitor_selector"`
-	ServiceMonitorNamespaceSelector any `yaml:"service_monitor_namespace_selector"`
-	PodMonitorSelector              any `yaml:"pod_monitor_selector"`
-	PodMonitorNamespaceSelector     any `yaml:"pod_monitor_namespace_selector"`
-	ProbeSelector                   any `yaml:"probe_selector"`
-	ProbeNamespaceSelector          any `yaml:"probe_namespace_selector"`
-	ScrapeConfigSelector            any `yaml:"scrape_config_selector"`
-	ScrapeConfigNamespaceSelector   any `yaml:"scrape_config_namespace_selector"`
-	ScrapeClasses                   any `yaml:"scrape_classes"`
+	ServiceMonitorSelector          any `yaml:"service_monitor_selector,omitempty"`
+	ServiceMonitorNamespaceSelector any `yaml:"service_monitor_namespace_selector,omitempty"`
+	PodMonitorSelector              any `yaml:"pod_monitor_selector,omitempty"`
+	PodMonitorNamespaceSelector     any `yaml:"pod_monitor_namespace_selector,omitempty"`
+	ProbeSelector                   any `yaml:"probe_selector,omitempty"`
+	ProbeNamespaceSelector          any `yaml:"probe_namespace_selector,omitempty"`
+	ScrapeConfigSelector            any `yaml:"scrape_config_selector,omitempty"`
+	ScrapeConfigNamespaceSelector   any `yaml:"scrape_config_namespace_selector,omitempty"`
+	ScrapeClasses                   any `yaml:"scrape_classes,omitempty"`
 }
 
 type prometheusCRPlain PrometheusCRConfig
@@ -282,9 +295,22 @@ func (c *PrometheusCRConfig) Validate() error {
 
 // PromConfig is the `config:` block: a Prometheus configuration parsed with
 // Prometheus' own loader, so errors name the offending field and defaults
-// (scrape interval, timeout, scheme, metrics path) are filled in.
+// (scrape interval, timeout, scheme, metrics path) are filled in. It keeps
+// the block as written, which is what it marshals back to (Prometheus'
+// marshaller would fill in defaults and hide secrets).
 type PromConfig struct {
 	*promconfig.Config
+	written any
+}
+
+// ScrapeConfigs is a `config:` block with these scrape configs, as the
+// operator renders it from its resources; Config stays nil (the allocator
+// parses the file it is written to).
+func ScrapeConfigs(scs []map[string]any) *PromConfig {
+	if scs == nil {
+		scs = []map[string]any{}
+	}
+	return &PromConfig{written: map[string]any{"scrape_configs": scs}}
 }
 
 // UnmarshalYAML implements yaml.v2's Unmarshaler.
@@ -301,8 +327,16 @@ func (p *PromConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	if err != nil {
 		return err
 	}
-	p.Config = cfg
+	p.Config, p.written = cfg, raw
 	return nil
+}
+
+// MarshalYAML implements yaml.v2's Marshaler: the block as written.
+func (p PromConfig) MarshalYAML() (any, error) {
+	if p.written != nil {
+		return p.written, nil
+	}
+	return p.Config, nil
 }
 
 // Prometheus returns the parsed `config:` block, nil when absent; it is what
@@ -313,9 +347,6 @@ func (c *Config) Prometheus() *promconfig.Config {
 	}
 	return c.PromConfig.Config
 }
-
-// MarshalYAML implements yaml.v2's Marshaler.
-func (p PromConfig) MarshalYAML() (any, error) { return p.Config, nil }
 
 // LoadPromConfig parses a Prometheus configuration with UTF-8 label-name
 // validation, whatever another package set the global scheme to.

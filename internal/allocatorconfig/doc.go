@@ -3,9 +3,11 @@
 // Operator's: what the operator renders and validates and what the allocator
 // reads. It imports no part of the allocator's runtime.
 //
-// Its types: Allocator (the allocator's own keys: listen_addr, strategies,
-// https, telemetry, ...), Config (the discovery keys, below) and Rendered
-// (the file as the operator writes it, JSON-tagged for its marshaller).
+// File is the whole file, the one type both sides use: the operator fills
+// one and renders it (File.Marshal, keys sorted as upstream writes them),
+// the allocator reads it (Parse, strict on every key). Its parts are
+// Allocator (the allocator's own keys: listen_addr, strategies, https,
+// telemetry, ...) and Config (the discovery keys, below).
 //
 // ParseConfig reads the discovery keys: `config:` (a Prometheus
 // configuration, parsed by Prometheus' loader with UTF-8 label-name

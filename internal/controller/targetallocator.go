@@ -380,10 +380,10 @@ func (r *TargetAllocatorReconciler) apply(ctx context.Context, ta *v1alpha1.Targ
 }
 
 // validateAllocatorConfig parses the rendered targetallocator.yaml with the
-// allocator's own parser (package allocatorconfig, which reads every key but the
-// allocator's listen and strategy settings, which the schema validates), so
-// a config the allocator would refuse (duplicate job names, a broken scrape
-// config) is reported here, and the last good objects stay.
+// allocator's own parser (allocatorconfig.Parse, strict on every key; the
+// strategy names are the schema's to check), so a config the allocator
+// would refuse (duplicate job names, a broken scrape config) is reported
+// here, and the last good objects stay.
 func validateAllocatorConfig(desired manifests.TargetAllocator) error {
 	for _, o := range desired.Objects {
 		cm, ok := o.(*corev1.ConfigMap)
@@ -394,7 +394,7 @@ func validateAllocatorConfig(desired manifests.TargetAllocator) error {
 		if !ok {
 			continue
 		}
-		if _, err := allocatorconfig.ParseConfig([]byte(rendered)); err != nil {
+		if _, err := allocatorconfig.Parse([]byte(rendered)); err != nil {
 			return fmt.Errorf("the allocator would refuse its config: %w", err)
 		}
 	}

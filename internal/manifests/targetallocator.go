@@ -19,6 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"github.com/prometheus/common/model"
+
 	"github.com/shardwise/shardwise/apis/v1alpha1"
 	"github.com/shardwise/shardwise/apis/v1beta1"
 	"github.com/shardwise/shardwise/internal/allocatorconfig"
@@ -156,7 +159,8 @@ func allocatorServiceMonitor(ta *v1alpha1.TargetAllocator, name string, selector
 }
 
 // RenderAllocatorConfig renders targetallocator.yaml with the keys of the
-// upstream operator's allocator config (allocatorconfig.Rendered).
+// upstream operator's allocator config: an allocatorconfig.File, the type
+// the allocator parses.
 func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[string]string, extra []v1beta1.AnyConfig) (string, error) {
 	spec := ta.Spec
 	scrapeConfigs := make([]map[string]any, 0, len(spec.ScrapeConfigs)+len(extra))
@@ -176,23 +180,33 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 	if spec.CollectorNotReadyGracePeriod != nil {
 		grace = spec.CollectorNotReadyGracePeriod.Duration
 	}
-	cfg := allocatorconfig.Rendered{
-		ListenAddr:                   ":8080",
-		CollectorNamespace:           ta.Namespace,
-		CollectorSelector:            metav1.LabelSelector{MatchLabels: collectorSelector},
-		CollectorNotReadyGracePeriod: grace.String(),
-		AllocationStrategy:           strategy,
-		FilterStrategy:               filter,
-		Config:                       allocatorconfig.RenderedPrometheus{ScrapeConfigs: scrapeConfigs},
-		AllowInsecureAuthSecrets:     spec.AllowInsecureAuthSecrets,
-		PrometheusCR:                 renderPrometheusCR(spec.PrometheusCR, ta.Namespace),
+	cr, err := renderPrometheusCR(spec.PrometheusCR, ta.Namespace)
+	if err != nil {
+		return "", err
 	}
-	if err := renderAllocatorAnnotations(&cfg, ta.Annotations); err != nil {
+	cfg := allocatorconfig.File{
+		Allocator: allocatorconfig.Allocator{
+			ListenAddr:               ":8080",
+			AllocationStrategy:       strategy,
+			AllowInsecureAuthSecrets: spec.AllowInsecureAuthSecrets,
+		},
+		Discovery: allocatorconfig.Config{
+			PromConfig:     allocatorconfig.ScrapeConfigs(scrapeConfigs),
+			FilterStrategy: filter,
+			PrometheusCR:   cr,
+			Collector: allocatorconfig.CollectorConfig{
+				CollectorNamespace:           ta.Namespace,
+				CollectorSelector:            &metav1.LabelSelector{MatchLabels: collectorSelector},
+				CollectorNotReadyGracePeriod: grace,
+			},
+		},
+	}
+	if err := renderAllocatorAnnotations(&cfg.Allocator, ta.Annotations); err != nil {
 		return "", err
 	}
 	if spec.Mtls.IsEnabled() {
 		ca, cert, key := tlsFiles()
-		cfg.HTTPS = &allocatorconfig.RenderedHTTPS{
+		cfg.HTTPS = allocatorconfig.HTTPS{
 			Enabled:         true,
 			ListenAddr:      fmt.Sprintf(":%d", TargetAllocatorHTTPSPort),
 			CAFilePath:      ca,
@@ -200,7 +214,7 @@ func RenderAllocatorConfig(ta *v1alpha1.TargetAllocator, collectorSelector map[s
 			TLSKeyFilePath:  key,
 		}
 	}
-	b, err := marshalYAML(cfg)
+	b, err := cfg.Marshal()
 	if err != nil {
 		return "", err
 	}
@@ -219,21 +233,18 @@ const DefaultEnforcedNamespaceLabel = "namespace"
 var DefaultScrapeConfigAllowedSDs = []v1beta1.ScrapeConfigSD{"static", "kubernetes", "dns"}
 
 // renderPrometheusCR is the prometheus_cr block of an allocator in
-// namespace ns, nil when it is disabled.
-func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *allocatorconfig.RenderedPrometheusCR {
+// namespace ns, zero when it is disabled.
+func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) (allocatorconfig.PrometheusCRConfig, error) {
 	if !p.Enabled {
-		return nil
+		return allocatorconfig.PrometheusCRConfig{}, nil
 	}
 	others := DiscoversOtherNamespaces(p, ns)
-	denyFS := ptr.Deref(p.DenyFSAccessThroughSMs, others)
 	// A tenant's monitor may neither select targets in another namespace
 	// nor relabel its namespace away, unless the spec says otherwise.
-	ignoreNSSelectors := ptr.Deref(p.IgnoreNamespaceSelectors, others)
 	nsLabel := ""
 	if others {
 		nsLabel = DefaultEnforcedNamespaceLabel
 	}
-	nsLabel = ptr.Deref(p.EnforcedNamespaceLabel, nsLabel)
 	limit := func(v *int64) *uint64 {
 		if v == nil || *v < 0 {
 			return nil
@@ -248,19 +259,27 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *alloc
 	for _, sd := range allowed {
 		sds = append(sds, string(sd))
 	}
-	duration := func(d *metav1.Duration) string {
-		if d == nil {
-			return ""
-		}
-		return d.Duration.String()
+	var protocols []monitoringv1.ScrapeProtocol
+	for _, sp := range p.ScrapeProtocols {
+		protocols = append(protocols, monitoringv1.ScrapeProtocol(sp))
 	}
-	return &allocatorconfig.RenderedPrometheusCR{
+	duration := func(d *metav1.Duration) model.Duration {
+		if d == nil {
+			return 0
+		}
+		return model.Duration(d.Duration)
+	}
+	classes, err := allocatorconfig.DecodeScrapeClasses(objects(p.ScrapeClasses))
+	if err != nil {
+		return allocatorconfig.PrometheusCRConfig{}, fmt.Errorf("prometheusCR.scrapeClasses: %w", err)
+	}
+	return allocatorconfig.PrometheusCRConfig{
 		Enabled:                         true,
 		AllowNamespaces:                 p.AllowNamespaces,
-		DenyFSAccessThroughSMs:          denyFS,
+		DenyFSAccessThroughSMs:          ptr.Deref(p.DenyFSAccessThroughSMs, others),
 		DenyNamespaces:                  p.DenyNamespaces,
-		IgnoreNamespaceSelectors:        ignoreNSSelectors,
-		EnforcedNamespaceLabel:          nsLabel,
+		IgnoreNamespaceSelectors:        ptr.Deref(p.IgnoreNamespaceSelectors, others),
+		EnforcedNamespaceLabel:          ptr.Deref(p.EnforcedNamespaceLabel, nsLabel),
 		EnforcedSampleLimit:             limit(p.EnforcedSampleLimit),
 		EnforcedTargetLimit:             limit(p.EnforcedTargetLimit),
 		EnforcedLabelLimit:              limit(p.EnforcedLabelLimit),
@@ -269,8 +288,8 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *alloc
 		EnforcedBodySizeLimit:           ptr.Deref(p.EnforcedBodySizeLimit, ""),
 		ScrapeConfigAllowedSDs:          sds,
 		SecretNamespaces:                p.SecretNamespaces,
-		ScrapeProtocols:                 p.ScrapeProtocols,
-		ScrapeClasses:                   objects(p.ScrapeClasses),
+		ScrapeProtocols:                 protocols,
+		ScrapeClasses:                   classes,
 		ScrapeInterval:                  duration(p.ScrapeInterval),
 		EvaluationInterval:              duration(p.EvaluationInterval),
 		ServiceMonitorSelector:          p.ServiceMonitorSelector,
@@ -281,7 +300,7 @@ func renderPrometheusCR(p v1beta1.TargetAllocatorPrometheusCR, ns string) *alloc
 		ProbeNamespaceSelector:          p.ProbeNamespaceSelector,
 		ScrapeConfigSelector:            p.ScrapeConfigSelector,
 		ScrapeConfigNamespaceSelector:   p.ScrapeConfigNamespaceSelector,
-	}
+	}, nil
 }
 
 // objects are the configs' objects, an empty object for an empty config (as
@@ -591,31 +610,27 @@ const (
 
 // renderAllocatorAnnotations sets cfg's handoff and weights from the
 // allocator annotations; a malformed value is an error naming it.
-func renderAllocatorAnnotations(cfg *allocatorconfig.Rendered, annotations map[string]string) error {
-	var h allocatorconfig.RenderedHandoff
+func renderAllocatorAnnotations(cfg *allocatorconfig.Allocator, annotations map[string]string) error {
 	if v, ok := annotations[AnnotationAllocatorHandoff]; ok {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("annotation %s: %q is not true or false", AnnotationAllocatorHandoff, v)
 		}
-		h.Enabled = &on
+		cfg.Handoff.Enabled = &on
 	}
 	if v, ok := annotations[AnnotationAllocatorHandoffSettle]; ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return fmt.Errorf("annotation %s: %q is not a positive duration such as 10s", AnnotationAllocatorHandoffSettle, v)
 		}
-		h.Settle = d.String()
-	}
-	if h != (allocatorconfig.RenderedHandoff{}) {
-		cfg.Handoff = &h
+		cfg.Handoff.Settle = d
 	}
 	if v, ok := annotations[AnnotationAllocatorWeightsQueryURL]; ok {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("annotation %s: %q is not an http(s) URL", AnnotationAllocatorWeightsQueryURL, v)
 		}
-		cfg.Weights = &allocatorconfig.RenderedWeights{QueryURL: v}
+		cfg.Weights.QueryURL = v
 	}
 	return nil
 }
