@@ -65,63 +65,8 @@ type OpAMPBridgeList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !(has(self.tls.insecure) && self.tls.insecure && has(self.tls.insecure_skip_verify) && self.tls.insecure_skip_verify)",message="tls.insecure and tls.insecure_skip_verify cannot both be true"
 // +kubebuilder:validation:XValidation:rule="!(self.endpoint.trim().startsWith('ws://') || self.endpoint.trim().startsWith('http://')) || (has(self.tls) && has(self.tls.insecure) && self.tls.insecure)",message="endpoint: ws:// and http:// send the collectors' configurations and the bridge's headers in plain text; use wss:// or https://, or set tls.insecure: true to accept that"
 type OpAMPBridgeSpec struct {
-	// endpoint is the URL of the OpAMP server: ws:// or wss:// for WebSocket,
-	// http:// or https:// for plain HTTP polling.
-	// +required
-	Endpoint string `json:"endpoint"`
-	// tls configures the connection to the OpAMP server.
-	// +optional
-	TLS *OpAMPBridgeTLSConfig `json:"tls,omitempty"`
-	// headers are sent with every request to the OpAMP server, typically to
-	// authenticate.
-	// +optional
-	Headers map[string]string `json:"headers,omitempty"`
-	// proxy is a proxy used only for the connection to the OpAMP server.
-	// +optional
-	Proxy *OpAMPBridgeProxyConfig `json:"proxy,omitempty"`
-	// capabilities are the OpAMP capabilities the bridge announces. At least
-	// one must be given; ReportsStatus is always on and may not be false.
-	// +required
-	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="capabilities: the capabilities supported by the OpAMP bridge are not specified"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['ReportsStatus','AcceptsRemoteConfig','ReportsEffectiveConfig','ReportsOwnTraces','ReportsOwnMetrics','ReportsOwnLogs','AcceptsOpAMPConnectionSettings','AcceptsOtherConnectionSettings','AcceptsRestartCommand','ReportsHealth','ReportsRemoteConfig'])",message="capabilities: unknown capability; known are ReportsStatus, AcceptsRemoteConfig, ReportsEffectiveConfig, ReportsOwnTraces, ReportsOwnMetrics, ReportsOwnLogs, AcceptsOpAMPConnectionSettings, AcceptsOtherConnectionSettings, AcceptsRestartCommand, ReportsHealth, ReportsRemoteConfig"
-	// +kubebuilder:validation:XValidation:rule="!('ReportsStatus' in self) || self['ReportsStatus']",message="capabilities.ReportsStatus cannot be false: every OpAMP agent reports its status"
-	Capabilities map[OpAMPBridgeCapability]bool `json:"capabilities"`
-	// componentsAllowed lists, per component kind (receivers, processors,
-	// exporters, ...), the component names a remote configuration may use.
-	// Empty allows every component.
-	// +optional
-	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
-	// remoteConfigFields are the fields of a collector's spec (config,
-	// replicas, resources, mode, image, env, ...) the OpAMP server may set
-	// through a remote configuration, and the only ones the bridge reports to
-	// it. A remote configuration that sets another field differently from the
-	// collector is refused whole. Unset: config, replicas and resources.
-	// Upstream takes every field from the server.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=64
-	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
-	// remoteConfigNamespaces are, for a bridge that manages collectors in
-	// every namespace (its namespace is in the operator's
-	// --opamp-bridge-cluster-wide-namespaces), the namespaces a remote
-	// configuration may create or change collectors in. Unset: every
-	// namespace but kube-system, kube-public and kube-node-lease. A bridge
-	// confined to its own namespace writes there only.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=1000
-	// +kubebuilder:validation:items:MaxLength=63
-	RemoteConfigNamespaces []string `json:"remoteConfigNamespaces,omitempty"`
-	// remoteConfigMayDeleteAll lets a remote configuration delete every
-	// collector the bridge created. Off, a configuration that would do so
-	// (what a server that lost its state sends) is refused and reported as
-	// failed. Upstream deletes them.
-	// +optional
-	RemoteConfigMayDeleteAll bool `json:"remoteConfigMayDeleteAll,omitempty"`
-	// description customises the non-identifying attributes the bridge
-	// reports about itself.
-	// +optional
-	Description *AgentDescription `json:"description,omitempty"`
+	// The bridge's own settings, what it reads from remoteconfiguration.yaml.
+	OpAMPBridgeConnection `json:",inline"`
 	// resources of the bridge container.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -216,6 +161,70 @@ type OpAMPBridgeSpec struct {
 	// ipFamilyPolicy of the bridge Service.
 	// +optional
 	IPFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+}
+
+// OpAMPBridgeConnection is the part of the spec the bridge reads itself: the
+// operator writes it to the bridge's remoteconfiguration.yaml, with the keys
+// of the upstream bridge's configuration file, and the bridge parses that
+// file into this type.
+type OpAMPBridgeConnection struct {
+	// endpoint is the URL of the OpAMP server: ws:// or wss:// for WebSocket,
+	// http:// or https:// for plain HTTP polling.
+	// +required
+	Endpoint string `json:"endpoint"`
+	// tls configures the connection to the OpAMP server.
+	// +optional
+	TLS *OpAMPBridgeTLSConfig `json:"tls,omitempty"`
+	// headers are sent with every request to the OpAMP server, typically to
+	// authenticate.
+	// +optional
+	Headers map[string]string `json:"headers,omitempty"`
+	// proxy is a proxy used only for the connection to the OpAMP server.
+	// +optional
+	Proxy *OpAMPBridgeProxyConfig `json:"proxy,omitempty"`
+	// capabilities are the OpAMP capabilities the bridge announces. At least
+	// one must be given; ReportsStatus is always on and may not be false.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="capabilities: the capabilities supported by the OpAMP bridge are not specified"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['ReportsStatus','AcceptsRemoteConfig','ReportsEffectiveConfig','ReportsOwnTraces','ReportsOwnMetrics','ReportsOwnLogs','AcceptsOpAMPConnectionSettings','AcceptsOtherConnectionSettings','AcceptsRestartCommand','ReportsHealth','ReportsRemoteConfig'])",message="capabilities: unknown capability; known are ReportsStatus, AcceptsRemoteConfig, ReportsEffectiveConfig, ReportsOwnTraces, ReportsOwnMetrics, ReportsOwnLogs, AcceptsOpAMPConnectionSettings, AcceptsOtherConnectionSettings, AcceptsRestartCommand, ReportsHealth, ReportsRemoteConfig"
+	// +kubebuilder:validation:XValidation:rule="!('ReportsStatus' in self) || self['ReportsStatus']",message="capabilities.ReportsStatus cannot be false: every OpAMP agent reports its status"
+	Capabilities map[OpAMPBridgeCapability]bool `json:"capabilities"`
+	// componentsAllowed lists, per component kind (receivers, processors,
+	// exporters, ...), the component names a remote configuration may use.
+	// Empty allows every component.
+	// +optional
+	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
+	// remoteConfigFields are the fields of a collector's spec (config,
+	// replicas, resources, mode, image, env, ...) the OpAMP server may set
+	// through a remote configuration, and the only ones the bridge reports to
+	// it. A remote configuration that sets another field differently from the
+	// collector is refused whole. Unset: config, replicas and resources.
+	// Upstream takes every field from the server.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
+	// remoteConfigNamespaces are, for a bridge that manages collectors in
+	// every namespace (its namespace is in the operator's
+	// --opamp-bridge-cluster-wide-namespaces), the namespaces a remote
+	// configuration may create or change collectors in. Unset: every
+	// namespace but kube-system, kube-public and kube-node-lease. A bridge
+	// confined to its own namespace writes there only.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	RemoteConfigNamespaces []string `json:"remoteConfigNamespaces,omitempty"`
+	// remoteConfigMayDeleteAll lets a remote configuration delete every
+	// collector the bridge created. Off, a configuration that would do so
+	// (what a server that lost its state sends) is refused and reported as
+	// failed. Upstream deletes them.
+	// +optional
+	RemoteConfigMayDeleteAll bool `json:"remoteConfigMayDeleteAll,omitempty"`
+	// description customises the non-identifying attributes the bridge
+	// reports about itself.
+	// +optional
+	Description *AgentDescription `json:"description,omitempty"`
 }
 
 // AgentDescription customises what the bridge reports about itself.

@@ -14,39 +14,15 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/shardwise/shardwise/apis/v1alpha1"
 )
 
-// Config is the bridge's configuration file (remoteconfiguration.yaml), with
-// the keys of the upstream operator's bridge.
+// Config is the bridge's configuration file (remoteconfiguration.yaml):
+// the OpAMPBridge's connection settings, the type the operator renders it
+// from, with the keys of the upstream bridge's file.
 type Config struct {
-	// Endpoint is the OpAMP server URL: ws(s):// or http(s)://.
-	Endpoint string `json:"endpoint"`
-	// TLS configures TLS to the server.
-	TLS *TLSConfig `json:"tls,omitempty"`
-	// Headers are sent with every request to the server.
-	Headers map[string]string `json:"headers,omitempty"`
-	// Proxy is a proxy for the connection to the server.
-	Proxy *ProxyConfig `json:"proxy,omitempty"`
-	// Capabilities are the OpAMP capabilities announced, by name without the
-	// AgentCapabilities_ prefix.
-	Capabilities map[string]bool `json:"capabilities"`
-	// ComponentsAllowed lists per component kind the component types a
-	// remote configuration may use; empty allows all.
-	ComponentsAllowed map[string][]string `json:"componentsAllowed,omitempty"`
-	// RemoteConfigFields are the fields of a collector's spec a remote
-	// configuration may set, and the bridge reports; empty means
-	// DefaultRemoteConfigFields.
-	RemoteConfigFields []string `json:"remoteConfigFields,omitempty"`
-	// RemoteConfigNamespaces are, for a bridge that watches every
-	// namespace, the namespaces a remote configuration may create or change
-	// collectors in; empty means every namespace but SystemNamespaces.
-	RemoteConfigNamespaces []string `json:"remoteConfigNamespaces,omitempty"`
-	// RemoteConfigMayDeleteAll lets a remote configuration delete every
-	// collector the bridge created. Off, such a configuration is refused: it
-	// is what a server that lost its state sends.
-	RemoteConfigMayDeleteAll bool `json:"remoteConfigMayDeleteAll,omitempty"`
-	// Description adds non-identifying attributes.
-	Description *Description `json:"description,omitempty"`
+	v1alpha1.OpAMPBridgeConnection
 }
 
 // SystemNamespaces are the namespaces a bridge watching every namespace
@@ -60,23 +36,6 @@ func (c Config) mayWriteNamespace(ns string) bool {
 		return slices.Contains(c.RemoteConfigNamespaces, ns)
 	}
 	return !slices.Contains(SystemNamespaces, ns)
-}
-
-// TLSConfig configures TLS to the OpAMP server.
-type TLSConfig struct {
-	Insecure           bool `json:"insecure,omitempty"`
-	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
-}
-
-// ProxyConfig is a proxy for the connection to the OpAMP server.
-type ProxyConfig struct {
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-}
-
-// Description adds attributes to what the bridge reports about itself.
-type Description struct {
-	NonIdentifyingAttributes map[string]string `json:"non_identifying_attributes,omitempty"`
 }
 
 // LoadConfig reads a configuration file, expanding environment variables as
@@ -129,7 +88,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for name := range c.Capabilities {
-		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]; !ok {
+		if _, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+string(name)]; !ok {
 			errs = append(errs, fmt.Errorf("config: unknown capability %q", name))
 		}
 	}
@@ -141,7 +100,7 @@ func (c Config) Validate() error {
 func (c Config) AgentCapabilities() protobufs.AgentCapabilities {
 	caps := protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus
 	for name, on := range c.Capabilities {
-		if v, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+name]; ok && on {
+		if v, ok := protobufs.AgentCapabilities_value["AgentCapabilities_"+string(name)]; ok && on {
 			caps |= protobufs.AgentCapabilities(v)
 		}
 	}

@@ -174,7 +174,7 @@ func TestMayWriteNamespace(t *testing.T) {
 	for _, ns := range SystemNamespaces {
 		require.False(t, open.mayWriteNamespace(ns), ns)
 	}
-	listed := Config{RemoteConfigNamespaces: []string{"team-a", "kube-system"}}
+	listed := Config{v1alpha1.OpAMPBridgeConnection{RemoteConfigNamespaces: []string{"team-a", "kube-system"}}}
 	require.True(t, listed.mayWriteNamespace("team-a"))
 	require.True(t, listed.mayWriteNamespace("kube-system"), "listed explicitly")
 	require.False(t, listed.mayWriteNamespace("team-b"))
@@ -217,7 +217,7 @@ func TestRemoteConfigIgnoredWithoutCapability(t *testing.T) {
 	t.Parallel()
 	for _, accepts := range []bool{false, true} {
 		b := &Bridge{
-			cfg:    Config{Capabilities: map[string]bool{"AcceptsRemoteConfig": accepts, "ReportsEffectiveConfig": true}},
+			cfg:    Config{v1alpha1.OpAMPBridgeConnection{Capabilities: map[v1alpha1.OpAMPBridgeCapability]bool{"AcceptsRemoteConfig": accepts, "ReportsEffectiveConfig": true}}},
 			remote: make(chan struct{}, 1),
 		}
 		b.onMessage(t.Context(), &types.MessageData{RemoteConfig: &protobufs.AgentRemoteConfig{}})

@@ -6,7 +6,6 @@
 package opampbridge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -172,48 +171,17 @@ func networkPolicy(b *v1alpha1.OpAMPBridge, s Settings, name string, labels, sel
 	}
 }
 
-// RenderConfig renders remoteconfiguration.yaml with the keys of the upstream
-// operator's bridge configuration. ReportsStatus is always on.
+// RenderConfig renders remoteconfiguration.yaml: the spec's connection
+// settings (v1alpha1.OpAMPBridgeConnection, the type the bridge parses),
+// with the keys of the upstream operator's bridge configuration.
+// ReportsStatus is always on.
 func RenderConfig(b *v1alpha1.OpAMPBridge) (string, error) {
-	spec := b.Spec
-	capabilities := map[string]bool{string(v1alpha1.OpAMPBridgeCapabilityReportsStatus): true}
-	for k, v := range spec.Capabilities {
-		capabilities[string(k)] = v
+	cfg := *b.Spec.OpAMPBridgeConnection.DeepCopy()
+	if cfg.Capabilities == nil {
+		cfg.Capabilities = map[v1alpha1.OpAMPBridgeCapability]bool{}
 	}
-	capabilities[string(v1alpha1.OpAMPBridgeCapabilityReportsStatus)] = true
-	cfg := map[string]any{
-		"endpoint":     spec.Endpoint,
-		"capabilities": capabilities,
-	}
-	if spec.TLS != nil {
-		cfg["tls"] = spec.TLS
-	}
-	if len(spec.Headers) > 0 {
-		cfg["headers"] = spec.Headers
-	}
-	if spec.Proxy != nil {
-		cfg["proxy"] = spec.Proxy
-	}
-	if spec.ComponentsAllowed != nil {
-		cfg["componentsAllowed"] = spec.ComponentsAllowed
-	}
-	if len(spec.RemoteConfigFields) > 0 {
-		cfg["remoteConfigFields"] = spec.RemoteConfigFields
-	}
-	if len(spec.RemoteConfigNamespaces) > 0 {
-		cfg["remoteConfigNamespaces"] = spec.RemoteConfigNamespaces
-	}
-	if spec.RemoteConfigMayDeleteAll {
-		cfg["remoteConfigMayDeleteAll"] = true
-	}
-	if spec.Description != nil {
-		cfg["description"] = map[string]any{"non_identifying_attributes": spec.Description.NonIdentifyingAttributes}
-	}
-	j, err := json.Marshal(cfg)
-	if err != nil {
-		return "", fmt.Errorf("render bridge config: %w", err)
-	}
-	y, err := yaml.JSONToYAML(j)
+	cfg.Capabilities[v1alpha1.OpAMPBridgeCapabilityReportsStatus] = true
+	y, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("render bridge config: %w", err)
 	}
