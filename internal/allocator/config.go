@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	commonconfig "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v2"
 
 	"github.com/shardwise/shardwise/allocation"
@@ -115,13 +117,14 @@ func loadConfigEnv(path string, flags Flags, env environment) (*config, error) {
 	c.sum = sum[:]
 	// Relative file_sd paths and credential files resolve against the
 	// config file's directory, as in Prometheus.
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
 	if pc := c.Discovery.PromConfig; pc != nil && pc.Config != nil {
-		dir, err := filepath.Abs(filepath.Dir(path))
-		if err != nil {
-			return nil, fmt.Errorf("config file %s: %w", path, err)
-		}
 		pc.SetDirectory(dir)
 	}
+	c.Weights.HTTPClientConfig.SetDirectory(dir)
 	if err := c.applyEnvironment(env); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
@@ -165,7 +168,7 @@ func parseConfig(b []byte) (*config, error) {
 	if c.Handoff.Settle < 0 || c.Handoff.MaxOverlap < 0 {
 		return nil, fmt.Errorf("handoff: settle and max_overlap must not be negative")
 	}
-	if _, err := c.learner(nil); err != nil {
+	if err := c.checkWeights(); err != nil {
 		return nil, err
 	}
 	if _, err := allocation.New(c.allocationOptions()); err != nil {
@@ -233,20 +236,42 @@ func (c *config) validateHTTPS() error {
 }
 
 // learner is the weights learner the config asks for, nil without
-// weights.query_url; parseConfig calls it to refuse a bad weights block.
+// weights.query_url. Its client reads credential files relative to the
+// config file's directory, so it is built once loadConfig has set it;
+// parseConfig refuses a bad weights block with checkWeights.
 func (c *config) learner(log *slog.Logger) (*weights.Learner, error) {
+	if err := c.checkWeights(); err != nil || c.Weights.QueryURL == "" {
+		return nil, err
+	}
 	wc := c.Weights
-	if wc.QueryURL == "" {
-		return nil, nil
+	client, err := commonconfig.NewClientFromConfig(wc.HTTPClientConfig, "shardwise-weights")
+	if err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
 	}
-	if wc.Interval < 0 || wc.MaxChange < 0 {
-		return nil, errors.New("weights: interval and max_change must not be negative")
-	}
-	l, err := weights.New(weights.Options{URL: wc.QueryURL, Query: wc.Query, Interval: wc.Interval, MaxChange: wc.MaxChange, Logger: log})
+	client.Timeout = 30 * time.Second
+	l, err := weights.New(weights.Options{URL: wc.QueryURL, Query: wc.Query, Interval: wc.Interval, MaxChange: wc.MaxChange, Client: client, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("weights.query_url: %w", err)
 	}
 	return l, nil
+}
+
+// checkWeights refuses a weights block that can never work.
+func (c *config) checkWeights() error {
+	wc := c.Weights
+	if wc.QueryURL == "" {
+		return nil
+	}
+	if wc.Interval < 0 || wc.MaxChange < 0 {
+		return errors.New("weights: interval and max_change must not be negative")
+	}
+	if _, err := weights.New(weights.Options{URL: wc.QueryURL}); err != nil {
+		return fmt.Errorf("weights.query_url: %w", err)
+	}
+	if err := wc.HTTPClientConfig.Validate(); err != nil {
+		return fmt.Errorf("weights: %w", err)
+	}
+	return nil
 }
 
 func (c *config) allocationOptions() allocation.Options {

@@ -2,7 +2,12 @@ package allocatorconfig
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
+
+	commonconfig "github.com/prometheus/common/config"
+	"go.yaml.in/yaml/v2"
 )
 
 // Allocator holds the allocator's own keys of the file (Config holds the
@@ -48,6 +53,49 @@ type Weights struct {
 	// MaxChange bounds a weight's move per refresh to a factor of
 	// 1+MaxChange (0.5 when zero).
 	MaxChange float64 `yaml:"max_change,omitempty"`
+	// HTTPClientConfig is how the API is reached, with Prometheus' keys
+	// (authorization, basic_auth, oauth2, tls_config, proxy_url,
+	// http_headers, ...), as in Prometheus' remote_read: for a backend
+	// behind authentication, or a multi-tenant one (http_headers:
+	// {X-Scope-OrgID: {values: [tenant]}}).
+	HTTPClientConfig commonconfig.HTTPClientConfig `yaml:",inline"`
+}
+
+// UnmarshalYAML implements yaml.v2's Unmarshaler: the client keys start
+// from Prometheus' defaults (redirects followed, HTTP/2 on).
+func (w *Weights) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain Weights
+	*w = Weights{HTTPClientConfig: commonconfig.DefaultHTTPClientConfig}
+	return unmarshal((*plain)(w))
+}
+
+// MarshalYAML implements yaml.v2's Marshaler. A zero client config (what
+// the operator fills in) writes no client keys, and the two booleans that
+// hold Prometheus' defaults are left out, so what is written reads back the
+// same. Secrets are written as Prometheus writes them, <secret>.
+func (w Weights) MarshalYAML() (any, error) {
+	type plain Weights
+	b, err := yaml.Marshal(plain(w))
+	if err != nil {
+		return nil, err
+	}
+	var m yaml.MapSlice
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	bare := reflect.ValueOf(w.HTTPClientConfig).IsZero()
+	client := YAMLKeys(reflect.TypeFor[commonconfig.HTTPClientConfig]())
+	out := m[:0]
+	for _, it := range m {
+		k := fmt.Sprint(it.Key)
+		switch {
+		case bare && slices.Contains(client, k):
+		case (k == "follow_redirects" || k == "enable_http2") && it.Value == true:
+		default:
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // Handoff is the `handoff:` block: a target that moves to another

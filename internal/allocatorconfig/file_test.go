@@ -5,6 +5,7 @@ import (
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,10 @@ import (
 // the allocator reads).
 func TestFileRoundTrip(t *testing.T) {
 	t.Parallel()
+	client := commonconfig.DefaultHTTPClientConfig
+	client.Authorization = &commonconfig.Authorization{Type: "Bearer", CredentialsFile: "/var/run/token"}
+	client.HTTPHeaders = &commonconfig.Headers{Headers: map[string]commonconfig.Header{"X-Scope-OrgID": {Values: []string{"team-a"}}}}
+	client.FollowRedirects = false
 	want := allocatorconfig.File{
 		Allocator: allocatorconfig.Allocator{
 			ListenAddr:                 ":8080",
@@ -30,7 +35,7 @@ func TestFileRoundTrip(t *testing.T) {
 			EnablePprof:                true,
 			ResponseCacheBytes:         1 << 20,
 			Handoff:                    allocatorconfig.Handoff{Enabled: ptr.To(false), Settle: 15 * time.Second, MaxOverlap: time.Minute},
-			Weights:                    allocatorconfig.Weights{QueryURL: "http://prometheus:9090", Query: "up", Interval: time.Minute, MaxChange: 0.25},
+			Weights:                    allocatorconfig.Weights{QueryURL: "http://prometheus:9090", Query: "up", Interval: time.Minute, MaxChange: 0.25, HTTPClientConfig: client},
 		},
 		Discovery: allocatorconfig.Config{
 			PromConfig:     allocatorconfig.ScrapeConfigs([]map[string]any{{"job_name": "a", "static_configs": []any{map[string]any{"targets": []any{"x:1"}}}}}),
@@ -79,6 +84,16 @@ func TestFileRoundTrip(t *testing.T) {
 	require.Equal(t, string(b), string(again), "marshal, parse, marshal")
 	got.Discovery.PromConfig, want.Discovery.PromConfig = nil, nil
 	require.Equal(t, want, *got)
+
+	// A zero client config, as the operator fills it in, writes no client
+	// keys and reads back as Prometheus' defaults.
+	bare := allocatorconfig.File{Allocator: allocatorconfig.Allocator{Weights: allocatorconfig.Weights{QueryURL: "http://p:9090"}}}
+	b, err = bare.Marshal()
+	require.NoError(t, err)
+	require.Equal(t, "weights:\n  query_url: http://p:9090\n", string(b))
+	got, err = allocatorconfig.Parse(b)
+	require.NoError(t, err)
+	require.Equal(t, commonconfig.DefaultHTTPClientConfig, got.Weights.HTTPClientConfig)
 
 	// A static collector list, and an unknown key refused by name.
 	static := allocatorconfig.File{Discovery: allocatorconfig.Config{Collector: allocatorconfig.CollectorConfig{
