@@ -7,6 +7,7 @@ import (
 	promdiscovery "github.com/prometheus/prometheus/discovery"
 
 	"github.com/shardwise/shardwise/discovery/internal/metrics"
+	"github.com/shardwise/shardwise/internal/metricset"
 )
 
 // Metrics are the Manager's metrics, registered on the registerer given to
@@ -33,34 +34,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("register service discovery metrics: %w", err)
 	}
+	s := metricset.New(reg)
 	m := &Metrics{
-		reg: reg,
-		sd:  sd,
-		targets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_discovery_targets",
-			Help: "Targets per job after the relabel filter.",
-		}, []string{"job_name"}),
-		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "shardwise_allocator_discovery_pass_duration_seconds",
-			Help:    "Time to turn one discovery update into targets.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
-		}),
-		updates: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_discovery_updates_total",
-			Help: "Updates sent to the allocator.",
-		}),
-		jobPending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_discovery_job_pending",
-			Help: "1 for a job whose service discovery providers have not all reported yet and that has no earlier targets; its targets are answered with 503 until they do.",
-		}, []string{"job_name"}),
+		reg:          reg,
+		sd:           sd,
+		targets:      s.GaugeVec("shardwise_allocator_discovery_targets", "Targets per job after the relabel filter.", "job_name"),
+		passDuration: s.Histogram("shardwise_allocator_discovery_pass_duration_seconds", "Time to turn one discovery update into targets.", prometheus.ExponentialBuckets(0.0005, 4, 9)),
+		updates:      s.Counter("shardwise_allocator_discovery_updates_total", "Updates sent to the allocator."),
+		jobPending: s.GaugeVec("shardwise_allocator_discovery_job_pending",
+			"1 for a job whose service discovery providers have not all reported yet and that has no earlier targets; its targets are answered with 503 until they do.",
+			"job_name"),
+		configErrors: metrics.ConfigErrors(s),
 	}
-	if m.configErrors, err = metrics.ConfigErrors(reg); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("register discovery metrics: %w", err)
-	}
-	for _, c := range []prometheus.Collector{m.targets, m.passDuration, m.updates, m.jobPending} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register discovery metrics: %w", err)
-		}
 	}
 	return m, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shardwise/shardwise/internal/metricset"
 )
 
 // metrics are the serving metrics. The allocation metrics (targets per
@@ -38,58 +40,27 @@ type routeCode struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	s := metricset.New(reg)
 	m := &metrics{
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "shardwise_allocator_http_request_duration_seconds",
-			Help:    "Duration of HTTP requests by route and status code.",
-			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route", "code"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_http_requests_in_flight",
-			Help: "HTTP requests being served.",
-		}),
-		panics: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_http_panics_total",
-			Help: "HTTP handlers that panicked and were recovered.",
-		}),
-		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_http_target_cache_hits_total",
-			Help: "Per (collector, job) target responses served from the cache.",
-		}),
-		cacheMiss: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_http_target_cache_misses_total",
-			Help: "Per (collector, job) target responses serialized because the slice changed or was not cached yet.",
-		}),
-		cacheSize: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_http_target_cache_entries",
-			Help: "Serialized target responses (per collector and job, or per whole job) held in the cache.",
-		}),
-		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_http_target_cache_bytes",
-			Help: "Bytes held by the target response cache, bounded by the response cache size.",
-		}),
-		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_http_target_cache_evictions_total",
-			Help: "Least recently used target responses evicted to keep the cache within its size in bytes.",
-		}),
-		encodeErrs: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_scrape_configs_encode_errors_total",
-			Help: "Scrape config sets that could not be serialized; the last good response keeps being served.",
-		}),
-		tlsReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shardwise_allocator_tls_reloads_total",
-			Help: "Loads of changed TLS certificate files by result (success, failure).",
-		}, []string{"result"}),
-		observers: map[routeCode]prometheus.Observer{},
+		duration: s.HistogramVec("shardwise_allocator_http_request_duration_seconds", "Duration of HTTP requests by route and status code.",
+			[]float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}, "route", "code"),
+		inFlight:  s.Gauge("shardwise_allocator_http_requests_in_flight", "HTTP requests being served."),
+		panics:    s.Counter("shardwise_allocator_http_panics_total", "HTTP handlers that panicked and were recovered."),
+		cacheHits: s.Counter("shardwise_allocator_http_target_cache_hits_total", "Per (collector, job) target responses served from the cache."),
+		cacheMiss: s.Counter("shardwise_allocator_http_target_cache_misses_total",
+			"Per (collector, job) target responses serialized because the slice changed or was not cached yet."),
+		cacheSize: s.Gauge("shardwise_allocator_http_target_cache_entries",
+			"Serialized target responses (per collector and job, or per whole job) held in the cache."),
+		cacheBytes: s.Gauge("shardwise_allocator_http_target_cache_bytes", "Bytes held by the target response cache, bounded by the response cache size."),
+		cacheEvictions: s.Counter("shardwise_allocator_http_target_cache_evictions_total",
+			"Least recently used target responses evicted to keep the cache within its size in bytes."),
+		encodeErrs: s.Counter("shardwise_allocator_scrape_configs_encode_errors_total",
+			"Scrape config sets that could not be serialized; the last good response keeps being served."),
+		tlsReloads: s.CounterVec("shardwise_allocator_tls_reloads_total", "Loads of changed TLS certificate files by result (success, failure).", "result"),
+		observers:  map[routeCode]prometheus.Observer{},
 	}
-	cs := []prometheus.Collector{m.duration, m.inFlight, m.panics, m.cacheHits, m.cacheMiss, m.cacheSize, m.cacheBytes, m.cacheEvictions, m.encodeErrs, m.tlsReloads}
-	for i, c := range cs {
-		if err := reg.Register(c); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done) // leave the registry as it was
-			}
-			return nil, err
-		}
+	if err := s.Err(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardwise/shardwise/internal/metricset/metricsettest"
 )
 
 func TestMetricsAndPprof(t *testing.T) {
@@ -79,4 +81,23 @@ func TestPprofOptIn(t *testing.T) {
 			require.Contains(t, w.Body.String(), "seconds must be")
 		}
 	}
+}
+
+// TestMetricsLint: the serving metrics pass promlint, label vectors
+// included, and a failed registration leaves the registry as it was.
+func TestMetricsLint(t *testing.T) {
+	t.Parallel()
+	reg := metricsettest.NewRegistry()
+	_, err := newMetrics(reg)
+	require.NoError(t, err)
+	require.Len(t, reg.Declared(), 10)
+	require.NoError(t, reg.Lint())
+
+	other := prometheus.NewRegistry()
+	require.NoError(t, other.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: "shardwise_allocator_tls_reloads_total", Help: "Taken."})))
+	_, err = newMetrics(other)
+	require.Error(t, err)
+	n, err := testutil.GatherAndCount(other)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "nothing of the failed set stays registered")
 }

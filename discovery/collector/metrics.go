@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardwise/shardwise/discovery/internal/informer"
 	"github.com/shardwise/shardwise/discovery/internal/metrics"
+	"github.com/shardwise/shardwise/internal/metricset"
 )
 
 // DefaultSyncTimeout is the default of WatcherOptions.SyncTimeout.
@@ -23,28 +24,15 @@ type Metrics struct {
 
 // NewMetrics registers the Watcher's metrics on reg (nil: a private registry).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
-	synced, err := metrics.InformerSynced(reg)
-	if err != nil {
-		return nil, fmt.Errorf("register collector metrics: %w", err)
-	}
+	s := metricset.New(reg)
 	m := &Metrics{
-		informerSynced: synced,
-		collectors: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_discovered_collectors",
-			Help: "Collector pods found by collector discovery (shardwise_allocator_collectors is what the allocator uses).",
-		}),
-		notReady: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_collectors_not_ready",
-			Help: "Collector pods not ready but within their grace period.",
-		}),
+		informerSynced: metrics.InformerSynced(s),
+		collectors: s.Gauge("shardwise_allocator_discovered_collectors",
+			"Collector pods found by collector discovery (shardwise_allocator_collectors is what the allocator uses)."),
+		notReady: s.Gauge("shardwise_allocator_collectors_not_ready", "Collector pods not ready but within their grace period."),
 	}
-	for _, c := range []prometheus.Collector{m.collectors, m.notReady} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register collector metrics: %w", err)
-		}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("register collector metrics: %w", err)
 	}
 	return m, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardwise/shardwise/discovery/internal/informer"
 	"github.com/shardwise/shardwise/discovery/internal/metrics"
+	"github.com/shardwise/shardwise/internal/metricset"
 )
 
 // DefaultSyncTimeout is the default of WatcherOptions.SyncTimeout.
@@ -26,37 +27,17 @@ type Metrics struct {
 
 // NewMetrics registers the Watcher's metrics on reg (nil: a private registry).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
-	synced, err := metrics.InformerSynced(reg)
-	if err != nil {
-		return nil, fmt.Errorf("register prometheus-operator metrics: %w", err)
-	}
-	configErrors, err := metrics.ConfigErrors(reg)
-	if err != nil {
-		return nil, fmt.Errorf("register prometheus-operator metrics: %w", err)
-	}
+	s := metricset.New(reg)
 	m := &Metrics{
-		informerSynced: synced,
-		configErrors:   configErrors,
-		invalidResource: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_invalid_resources",
-			Help: "prometheus-operator resources skipped as invalid, by kind.",
-		}, []string{"kind"}),
-		crdAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_crd_available",
-			Help: "1 when the prometheus-operator resource kind is served by the API server.",
-		}, []string{"kind"}),
-		generations: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_prometheus_cr_generations_total",
-			Help: "Scrape config sets generated from prometheus-operator resources and handed to discovery.",
-		}),
+		informerSynced:  metrics.InformerSynced(s),
+		configErrors:    metrics.ConfigErrors(s),
+		invalidResource: s.GaugeVec("shardwise_allocator_invalid_resources", "prometheus-operator resources skipped as invalid, by kind.", "kind"),
+		crdAvailable:    s.GaugeVec("shardwise_allocator_crd_available", "1 when the prometheus-operator resource kind is served by the API server.", "kind"),
+		generations: s.Counter("shardwise_allocator_prometheus_cr_generations_total",
+			"Scrape config sets generated from prometheus-operator resources and handed to discovery."),
 	}
-	for _, c := range []prometheus.Collector{m.invalidResource, m.crdAvailable, m.generations} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register prometheus-operator metrics: %w", err)
-		}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("register prometheus-operator metrics: %w", err)
 	}
 	return m, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/internal/metricset"
 )
 
 // metrics are the allocator's own metrics; discovery and server register theirs.
@@ -23,53 +24,23 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	s := metricset.New(reg)
 	m := &metrics{
-		targets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_targets",
-			Help: "Targets assigned to each collector.",
-		}, []string{"collector"}),
-		collectors: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_collectors",
-			Help: "Collectors that receive targets.",
-		}),
-		unassigned: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_targets_unassigned",
-			Help: "Targets no collector holds (no collectors, or per-node without a collector on the node).",
-		}),
-		moved: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_rebalance_moved_targets_total",
-			Help: "Targets that changed collector in rebalances.",
-		}),
-		minimum: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shardwise_allocator_rebalance_min_targets_total",
-			Help: "The least number of moves the rebalances required; compare with the moved total.",
-		}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "shardwise_allocator_allocation_duration_seconds",
-			Help:    "Time to assign targets after a change.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}),
-		balance: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_balance",
-			Help: "Busiest collector's load over the mean load.",
-		}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shardwise_allocator_config_reloads_total",
-			Help: "Config file reloads by result (success, failure).",
-		}, []string{"result"}),
-		reloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_config_last_reload_success_timestamp_seconds",
-			Help: "When the config file was last loaded successfully.",
-		}),
-		learned: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shardwise_allocator_learned_weights",
-			Help: "Targets (job and instance) with a weight learned from the samples the collectors scraped; 0 without weights.query_url or once the API has failed for three intervals.",
-		}),
+		targets:    s.GaugeVec("shardwise_allocator_targets", "Targets assigned to each collector.", "collector"),
+		collectors: s.Gauge("shardwise_allocator_collectors", "Collectors that receive targets."),
+		unassigned: s.Gauge("shardwise_allocator_targets_unassigned", "Targets no collector holds (no collectors, or per-node without a collector on the node)."),
+		moved:      s.Counter("shardwise_allocator_rebalance_moved_targets_total", "Targets that changed collector in rebalances."),
+		minimum:    s.Counter("shardwise_allocator_rebalance_min_targets_total", "The least number of moves the rebalances required; compare with the moved total."),
+		duration: s.Histogram("shardwise_allocator_allocation_duration_seconds", "Time to assign targets after a change.",
+			prometheus.ExponentialBuckets(0.0001, 4, 10)),
+		balance:         s.Gauge("shardwise_allocator_balance", "Busiest collector's load over the mean load."),
+		reloads:         s.CounterVec("shardwise_allocator_config_reloads_total", "Config file reloads by result (success, failure).", "result"),
+		reloadTimestamp: s.Gauge("shardwise_allocator_config_last_reload_success_timestamp_seconds", "When the config file was last loaded successfully."),
+		learned: s.Gauge("shardwise_allocator_learned_weights",
+			"Targets (job and instance) with a weight learned from the samples the collectors scraped; 0 without weights.query_url or once the API has failed for three intervals."),
 	}
-	for _, c := range []prometheus.Collector{m.targets, m.collectors, m.unassigned, m.moved, m.minimum, m.duration, m.balance, m.reloads, m.reloadTimestamp, m.learned} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register allocator metrics: %w", err)
-		}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("register allocator metrics: %w", err)
 	}
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,14 +42,4 @@ func (p CrossNamespace) check(kind string, obj metav1.Object, podNamespace strin
 	}
 	return fmt.Errorf("%w: %s %s/%s does not allow pods of namespace %s: its annotation %s lists the namespaces that may use it (the operator's --allow-cross-namespace-references allows every one)",
 		ErrCrossNamespace, kind, obj.GetNamespace(), obj.GetName(), podNamespace, AllowNamespacesAnnotation)
-}
-
-// registerAll registers each of cs with reg.
-func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }

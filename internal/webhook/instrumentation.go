@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,27 +21,6 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-// Metrics are the pod webhook's metrics.
-type Metrics struct {
-	injections            *prometheus.CounterVec
-	crossNamespaceRefused *prometheus.CounterVec
-}
-
-// NewMetrics registers the metrics with reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{injections: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shardwise_instrumentation_injections_total",
-		Help: "Auto-instrumentation requests by language and result (injected, already-injected, disabled, unresolved, invalid, unsupported).",
-	}, []string{"language", "result"}), crossNamespaceRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shardwise_instrumentation_cross_namespace_refused_total",
-		Help: "Auto-instrumentation requests naming another namespace's Instrumentation that does not allow the pod's namespace, by language (counted as unresolved too).",
-	}, []string{"language"})}
-	if err := registerAll(reg, m.injections, m.crossNamespaceRefused); err != nil {
-		return nil, fmt.Errorf("register instrumentation metrics: %w", err)
-	}
-	return m, nil
-}
 
 // InstrumentationMutator injects OpenTelemetry auto-instrumentation.
 type InstrumentationMutator struct {

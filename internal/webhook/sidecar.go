@@ -20,27 +20,6 @@ import (
 
 // +kubebuilder:rbac:groups=opentelemetry.io,resources=opentelemetrycollectors,verbs=get;list;watch
 
-// SidecarMetrics are the sidecar mutator's metrics.
-type SidecarMetrics struct {
-	injections            *prometheus.CounterVec
-	crossNamespaceRefused prometheus.Counter
-}
-
-// NewSidecarMetrics registers the metrics with reg.
-func NewSidecarMetrics(reg prometheus.Registerer) (*SidecarMetrics, error) {
-	m := &SidecarMetrics{injections: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shardwise_sidecar_injections_total",
-		Help: "Pods asking for a collector sidecar (sidecar.opentelemetry.io/inject), by result (injected, already-injected, name-conflict, pod-conflict, opted-out, removed, not-found, ambiguous, not-sidecar, failed).",
-	}, []string{"result"}), crossNamespaceRefused: prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "shardwise_sidecar_cross_namespace_refused_total",
-		Help: "Sidecar requests naming another namespace's collector that does not allow the pod's namespace (counted among the failed injections too).",
-	})}
-	if err := registerAll(reg, m.injections, m.crossNamespaceRefused); err != nil {
-		return nil, fmt.Errorf("register sidecar metrics: %w", err)
-	}
-	return m, nil
-}
-
 // SidecarMutator injects the collector sidecar. It goes before the
 // instrumentation mutator, as upstream.
 type SidecarMutator struct {
