@@ -87,15 +87,10 @@ func TestPprofOptIn(t *testing.T) {
 // included, and a failed registration leaves the registry as it was.
 func TestMetricsLint(t *testing.T) {
 	t.Parallel()
-	reg := metricsettest.NewRegistry()
-	_, err := newMetrics(reg)
-	require.NoError(t, err)
-	require.Len(t, reg.Declared(), 10)
-	require.NoError(t, reg.Lint())
-
+	metricsettest.Require(t, 10, metricsettest.Of(newMetrics))
 	other := prometheus.NewRegistry()
 	require.NoError(t, other.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: "shardwise_allocator_tls_reloads_total", Help: "Taken."})))
-	_, err = newMetrics(other)
+	_, err := newMetrics(other)
 	require.Error(t, err)
 	n, err := testutil.GatherAndCount(other)
 	require.NoError(t, err)

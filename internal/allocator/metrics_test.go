@@ -12,11 +12,7 @@ import (
 // included, and a second set on the same registry fails whole.
 func TestMetricsLint(t *testing.T) {
 	t.Parallel()
-	reg := metricsettest.NewRegistry()
+	reg := metricsettest.Require(t, 10, metricsettest.Of(newMetrics))
 	_, err := newMetrics(reg)
-	require.NoError(t, err)
-	require.Len(t, reg.Declared(), 10)
-	require.NoError(t, reg.Lint())
-	_, err = newMetrics(reg)
 	require.Error(t, err, "the names are taken")
 }

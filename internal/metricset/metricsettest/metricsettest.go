@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -64,4 +65,33 @@ func (r *Registry) Lint() error {
 		errs = append(errs, fmt.Errorf("%s: %s", p.Metric, p.Text))
 	}
 	return errors.Join(errs...)
+}
+
+// Require declares metrics through each of declare on one Registry, as a
+// program that registers them all on one registry does, and fails t unless
+// every declaration succeeds, they number want, and promlint finds nothing.
+// It returns the Registry for further checks.
+func Require(t testing.TB, want int, declare ...func(prometheus.Registerer) error) *Registry {
+	t.Helper()
+	reg := NewRegistry()
+	for _, d := range declare {
+		if err := d(reg); err != nil {
+			t.Fatalf("declare metrics: %v", err)
+		}
+	}
+	if got := reg.Declared(); len(got) != want {
+		t.Fatalf("declared %d metrics, want %d: %v", len(got), want, got)
+	}
+	if err := reg.Lint(); err != nil {
+		t.Fatalf("promlint:\n%v", err)
+	}
+	return reg
+}
+
+// Of adapts a metrics constructor to Require.
+func Of[M any](newMetrics func(prometheus.Registerer) (M, error)) func(prometheus.Registerer) error {
+	return func(reg prometheus.Registerer) error {
+		_, err := newMetrics(reg)
+		return err
+	}
 }
