@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shardwise/shardwise/apis/v1alpha1"
@@ -73,36 +74,7 @@ func TestDaemonSetPerNode(t *testing.T) {
 	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	var c v1beta1.OpenTelemetryCollector
-	require.NoError(t, sigsyaml.UnmarshalStrict([]byte(daemonSetCollector), &c))
-	c.Namespace = ns
-	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"}, nil)
-	require.NoError(t, err)
-	var ds *appsv1.DaemonSet
-	var ta *v1alpha1.TargetAllocator
-	for _, o := range built.Objects {
-		switch o := o.(type) {
-		case *appsv1.DaemonSet:
-			ds = o
-		case *v1alpha1.TargetAllocator:
-			ta = o
-		}
-	}
-	require.NotNil(t, ds)
-	require.NotNil(t, ta)
-	// What the TargetAllocator reconciler renders for a collector's own allocator.
-	alloc, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{
-		TargetAllocator:   ta,
-		CollectorSelector: manifests.SelectorLabels(ns, c.Name, manifests.ComponentCollector),
-	}, manifests.Settings{TargetAllocatorImage: "ta"})
-	require.NoError(t, err)
-	var rendered string
-	for _, o := range alloc.Objects {
-		if cm, ok := o.(*corev1.ConfigMap); ok {
-			rendered = cm.Data[manifests.TargetAllocatorConfigKey]
-		}
-	}
-	require.NotEmpty(t, rendered)
+	ds, rendered := operatorRendered[*appsv1.DaemonSet](t, []byte(daemonSetCollector), ns)
 
 	// The DaemonSet controller's pods: the template on each node.
 	for _, node := range []string{"node-a", "node-b"} {
@@ -201,34 +173,7 @@ func TestStatefulSetOrdinal(t *testing.T) {
 	for i := range 30 {
 		targets = append(targets, fmt.Sprintf("app-%d:8080", i))
 	}
-	var c v1beta1.OpenTelemetryCollector
-	require.NoError(t, sigsyaml.UnmarshalStrict(fmt.Appendf(nil, statefulSetCollector, strings.Join(targets, ", ")), &c))
-	c.Namespace = ns
-	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"}, nil)
-	require.NoError(t, err)
-	var sts *appsv1.StatefulSet
-	var ta *v1alpha1.TargetAllocator
-	for _, o := range built.Objects {
-		switch o := o.(type) {
-		case *appsv1.StatefulSet:
-			sts = o
-		case *v1alpha1.TargetAllocator:
-			ta = o
-		}
-	}
-	require.NotNil(t, sts)
-	require.NotNil(t, ta)
-	alloc, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{
-		TargetAllocator:   ta,
-		CollectorSelector: manifests.SelectorLabels(ns, c.Name, manifests.ComponentCollector),
-	}, manifests.Settings{TargetAllocatorImage: "ta"})
-	require.NoError(t, err)
-	var rendered string
-	for _, o := range alloc.Objects {
-		if cm, ok := o.(*corev1.ConfigMap); ok {
-			rendered = cm.Data[manifests.TargetAllocatorConfigKey]
-		}
-	}
+	sts, rendered := operatorRendered[*appsv1.StatefulSet](t, fmt.Appendf(nil, statefulSetCollector, strings.Join(targets, ", ")), ns)
 	var m map[string]any
 	require.NoError(t, sigsyaml.Unmarshal([]byte(rendered), &m))
 	require.Equal(t, "ordinal", m["allocation_strategy"])
@@ -281,4 +226,42 @@ func TestStatefulSetOrdinal(t *testing.T) {
 	for _, n := range names[:3] {
 		require.Subset(t, before[n], after[n], "%s only gave targets to the new pod", n)
 	}
+}
+
+// operatorRendered builds the collector of manifest in namespace ns as the
+// operator does, and returns its workload (the W among the objects built)
+// and the targetallocator.yaml the TargetAllocator reconciler renders for
+// the collector's own allocator.
+func operatorRendered[W client.Object](t *testing.T, manifest []byte, ns string) (W, string) {
+	t.Helper()
+	var c v1beta1.OpenTelemetryCollector
+	require.NoError(t, sigsyaml.UnmarshalStrict(manifest, &c))
+	c.Namespace = ns
+	built, err := manifests.BuildCollector(&c, manifests.Settings{CollectorImage: "otel", TargetAllocatorImage: "ta"}, nil)
+	require.NoError(t, err)
+	var workload W
+	var ta *v1alpha1.TargetAllocator
+	for _, o := range built.Objects {
+		if w, ok := o.(W); ok {
+			workload = w
+		}
+		if a, ok := o.(*v1alpha1.TargetAllocator); ok {
+			ta = a
+		}
+	}
+	require.NotNil(t, ta)
+	alloc, err := manifests.BuildTargetAllocator(manifests.AllocatorInput{
+		TargetAllocator:   ta,
+		CollectorSelector: manifests.SelectorLabels(ns, c.Name, manifests.ComponentCollector),
+	}, manifests.Settings{TargetAllocatorImage: "ta"})
+	require.NoError(t, err)
+	var rendered string
+	for _, o := range alloc.Objects {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			rendered = cm.Data[manifests.TargetAllocatorConfigKey]
+		}
+	}
+	require.NotEmpty(t, rendered)
+	require.NotZero(t, workload, "the collector's workload")
+	return workload, rendered
 }
