@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -37,14 +36,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/shardwise/shardwise/benchmarks/internal/allocproc"
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
-
 	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
@@ -180,19 +178,21 @@ func loadtest(ctx context.Context, o options, logw io.Writer) (*Summary, error) 
 	defer logFile.Close()
 	fmt.Fprintf(logw, "loadtest: starting %s\n", o.allocator)
 	started := time.Now()
-	a, err := start(o.allocator, cfgPath, logFile)
+	a, err := allocproc.Start(o.allocator, cfgPath, nil, logFile)
 	if err != nil {
 		return nil, err
 	}
-	defer a.stop() // a no-op once stopped below
-	base, err := a.wait(o.readyWait)
+	defer a.Stop() // a no-op once stopped below
+	listenCtx, cancel := context.WithTimeout(ctx, o.readyWait)
+	defer cancel()
+	base, err := a.BaseURL(listenCtx)
 	if err != nil {
 		return nil, err
 	}
-	if err := measure(ctx, base, started, f, o, sum, a.pid(), logw, a.exited); err != nil {
+	if err := measure(ctx, base, started, f, o, sum, a.PID(), logw, a.Exited()); err != nil {
 		return nil, err
 	}
-	sum.ExitCode = a.stop()
+	sum.ExitCode = a.Stop()
 	return sum, nil
 }
 
@@ -384,82 +384,6 @@ func writeTargets(path string, j fleet.Job) (int64, error) {
 		return 0, err
 	}
 	return st.Size(), out.Close()
-}
-
-// allocatorProc is the allocator child process.
-type allocatorProc struct {
-	cmd      *exec.Cmd
-	addr     chan string
-	exited   chan struct{}
-	exitCode int
-	once     sync.Once
-}
-
-var statusRE = regexp.MustCompile(`status page at (http://[^ "/]+)/`)
-
-// start runs the allocator binary on cfg; its stderr goes to log, and the
-// address it listens on is read from it.
-func start(bin, cfg string, log io.Writer) (*allocatorProc, error) {
-	cmd := exec.Command(bin, "--config-file", cfg) //nolint:noctx // stopped with SIGTERM by stop, to measure a graceful exit
-	pr, pw := io.Pipe()
-	cmd.Stdout = log
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start allocator: %w", err)
-	}
-	a := &allocatorProc{cmd: cmd, addr: make(chan string, 1), exited: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(log, line)
-			if m := statusRE.FindStringSubmatch(line); m != nil && !sent {
-				a.addr <- m[1]
-				sent = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	go func() {
-		err := cmd.Wait()
-		a.exitCode = cmd.ProcessState.ExitCode()
-		if err != nil && a.exitCode == 0 {
-			a.exitCode = -1
-		}
-		pw.Close()
-		close(a.exited)
-	}()
-	return a, nil
-}
-
-func (a *allocatorProc) pid() int { return a.cmd.Process.Pid }
-
-// wait returns the allocator's base URL once it listens.
-func (a *allocatorProc) wait(timeout time.Duration) (string, error) {
-	select {
-	case addr := <-a.addr:
-		return addr, nil
-	case <-a.exited:
-		return "", fmt.Errorf("allocator exited with code %d before listening (see its log)", a.exitCode)
-	case <-time.After(timeout):
-		return "", errors.New("allocator did not report its address")
-	}
-}
-
-// stop sends SIGTERM, waits up to 20 s, then kills; it returns the exit code.
-func (a *allocatorProc) stop() int {
-	a.once.Do(func() {
-		_ = a.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-a.exited:
-		case <-time.After(20 * time.Second):
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-		}
-	})
-	return a.exitCode
 }
 
 // attack runs the load: GET /jobs/<job>/targets?collector_id=<c>, cycling

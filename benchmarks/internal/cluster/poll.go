@@ -66,7 +66,7 @@ func pollLoad(r *Result, o PollOptions) (*PollResult, error) {
 		vegeta.MaxWorkers(512),
 		vegeta.MaxBody(0),
 	)
-	cpu0, err := procfs.CPUSeconds(r.proc.pid())
+	cpu0, err := procfs.CPUSeconds(r.proc.PID())
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func pollLoad(r *Result, o PollOptions) (*PollResult, error) {
 	}
 	targets.Close()
 	configs.Close()
-	cpu1, err := procfs.CPUSeconds(r.proc.pid())
+	cpu1, err := procfs.CPUSeconds(r.proc.PID())
 	if err != nil {
 		return nil, err
 	}

@@ -1,33 +1,24 @@
 package cluster
 
 import (
-	"bufio"
-	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"regexp"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/shardwise/shardwise/benchmarks/internal/allocproc"
 	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
 
-// process is a running allocator binary.
+// process is a running allocator binary whose RSS is sampled.
 type process struct {
-	cmd      *exec.Cmd
-	started  time.Time
-	addr     chan string
-	exited   chan struct{}
-	exitCode int
-	once     sync.Once
+	*allocproc.Process
+	started time.Time
 
 	mu           sync.Mutex // guards samples
 	samples      []Sample
 	stopSampling chan struct{}
 	sampling     sync.WaitGroup
+	once         sync.Once
 }
 
 // Sample is the allocator's resident memory at a time since its start.
@@ -36,78 +27,36 @@ type Sample struct {
 	RSSMiB  float64 `json:"rss_mib"`
 }
 
-var statusRE = regexp.MustCompile(`status page at (http://[^ "/]+)/`)
-
 // startProcess runs bin on the config file cfg, with env added to this
 // process's environment and its output in log, and samples its RSS every
 // interval until stop.
 func startProcess(bin, cfg string, env []string, log io.Writer, interval time.Duration) (*process, error) {
-	cmd := exec.Command(bin, "--config-file", cfg) //nolint:noctx // stopped with SIGTERM by stop, for a graceful exit
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
+	ap, err := allocproc.Start(bin, cfg, env, log)
+	if err != nil {
+		return nil, err
 	}
-	pr, pw := io.Pipe()
-	cmd.Stdout = log
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start allocator: %w", err)
-	}
-	p := &process{cmd: cmd, started: time.Now(), addr: make(chan string, 1), exited: make(chan struct{}), stopSampling: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(log, line)
-			if m := statusRE.FindStringSubmatch(line); m != nil && !sent {
-				p.addr <- m[1]
-				sent = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	go func() {
-		err := cmd.Wait()
-		p.exitCode = cmd.ProcessState.ExitCode()
-		if err != nil && p.exitCode == 0 {
-			p.exitCode = -1
-		}
-		pw.Close()
-		close(p.exited)
-	}()
-	p.sampling.Go(func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			if st, err := procfs.Status(p.pid()); err == nil {
-				p.mu.Lock()
-				p.samples = append(p.samples, Sample{Seconds: round(time.Since(p.started).Seconds(), 2), RSSMiB: round(mib(st.RSS), 1)})
-				p.mu.Unlock()
-			}
-			select {
-			case <-p.stopSampling:
-				return
-			case <-p.exited:
-				return
-			case <-t.C:
-			}
-		}
-	})
+	p := &process{Process: ap, started: time.Now(), stopSampling: make(chan struct{})}
+	p.sampling.Go(func() { p.sample(interval) })
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// wait returns the allocator's base URL once it listens.
-func (p *process) wait(ctx context.Context) (string, error) {
-	select {
-	case addr := <-p.addr:
-		return addr, nil
-	case <-p.exited:
-		return "", fmt.Errorf("allocator exited with code %d before listening (see its log)", p.exitCode)
-	case <-ctx.Done():
-		return "", fmt.Errorf("allocator did not report its address: %w", ctx.Err())
+// sample records the RSS every interval until stop or the process exits.
+func (p *process) sample(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if st, err := procfs.Status(p.PID()); err == nil {
+			p.mu.Lock()
+			p.samples = append(p.samples, Sample{Seconds: round(time.Since(p.started).Seconds(), 2), RSSMiB: round(mib(st.RSS), 1)})
+			p.mu.Unlock()
+		}
+		select {
+		case <-p.stopSampling:
+			return
+		case <-p.Exited():
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -118,20 +67,14 @@ func (p *process) series() []Sample {
 	return append([]Sample(nil), p.samples...)
 }
 
-// stop sends SIGTERM, waits up to 20 s, then kills; it returns the exit code.
+// stop ends the sampling, then the process (allocproc.Process.Stop); it
+// returns the exit code.
 func (p *process) stop() int {
 	p.once.Do(func() {
 		close(p.stopSampling)
 		p.sampling.Wait()
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
 	})
-	return p.exitCode
+	return p.Stop()
 }
 
 func mib[T int64 | uint64 | int](n T) float64 { return float64(n) / (1 << 20) }

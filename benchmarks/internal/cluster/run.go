@@ -239,7 +239,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	cpu0 := make([]float64, len(sum.Results))
 	from := time.Now()
 	for i, r := range sum.Results {
-		if cpu0[i], err = procfs.CPUSeconds(r.proc.pid()); err != nil {
+		if cpu0[i], err = procfs.CPUSeconds(r.proc.PID()); err != nil {
 			return nil, err
 		}
 	}
@@ -260,11 +260,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	for i, r := range sum.Results {
-		cpu, err := procfs.CPUSeconds(r.proc.pid())
+		cpu, err := procfs.CPUSeconds(r.proc.PID())
 		if err != nil {
 			return nil, err
 		}
-		st, err := procfs.Status(r.proc.pid())
+		st, err := procfs.Status(r.proc.PID())
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +304,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if !chk.OK() {
 			logf("allocator %s: final check: %s", r.Name, chk)
 		}
-		st, err := procfs.Status(r.proc.pid())
+		st, err := procfs.Status(r.proc.PID())
 		if err != nil {
 			return nil, err
 		}
@@ -395,7 +395,7 @@ func (r *Result) waitComplete(ctx context.Context, o Options, logf func(string, 
 	timeout := o.Timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	base, err := r.proc.wait(ctx)
+	base, err := r.proc.BaseURL(ctx)
 	if err != nil {
 		return err
 	}
@@ -418,7 +418,7 @@ func (r *Result) waitComplete(ctx context.Context, o Options, logf func(string, 
 		case err == nil && chk.OK():
 			r.CompleteSeconds = round(time.Since(r.proc.started).Seconds(), 3)
 			r.CompleteRoundSeconds = round(time.Since(roundStart).Seconds(), 3)
-			st, err := procfs.Status(r.proc.pid())
+			st, err := procfs.Status(r.proc.PID())
 			if err != nil {
 				return err
 			}
@@ -433,8 +433,8 @@ func (r *Result) waitComplete(ctx context.Context, o Options, logf func(string, 
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("allocator %s: not complete after %s: %s", r.Name, timeout, last)
-		case <-r.proc.exited:
-			return fmt.Errorf("allocator %s exited with code %d", r.Name, r.proc.exitCode)
+		case <-r.proc.Exited():
+			return fmt.Errorf("allocator %s exited with code %d", r.Name, r.proc.ExitCode())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
