@@ -18,7 +18,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,22 +26,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardwise/shardwise/benchmarks/internal/command"
 	"github.com/shardwise/shardwise/benchmarks/internal/report"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchplot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := command.FlagSet("benchplot", stderr)
 	in := fs.String("in", "results/make-bench.txt", "go test -bench output to read")
 	out := fs.String("out", "results", "directory to write the figures into")
 	clusterDir := fs.String("cluster", "", "plot the clusterload JSON summaries in this directory (cluster-rss, cluster-complete) instead")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := command.Parse(fs, args); !ok {
+		return code
 	}
 	var figs []report.Figure
 	if *clusterDir != "" {

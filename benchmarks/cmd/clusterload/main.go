@@ -21,8 +21,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,16 +36,21 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/cluster"
+	"github.com/shardwise/shardwise/benchmarks/internal/command"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("clusterload", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o := cluster.Options{Log: stderr}
-	var jsonOut, dir string
-	var keep bool
+// flags are the command's own flags; the rest are cluster.Options.
+type flags struct {
+	jsonOut, dir string
+	keep         bool
+}
+
+// parseFlags parses args; when ok is false the command ends with code.
+func parseFlags(args []string, stderr io.Writer) (o cluster.Options, fl flags, code int, ok bool) {
+	fs := command.FlagSet("clusterload", stderr)
+	o.Log = stderr
 	fs.StringVar(&o.Allocator, "allocator", "./bin/allocator", "The allocator binary (make build).")
 	fs.StringVar(&o.CRDDir, "crds", "test/crds", "Directory of the monitoring CRDs.")
 	fs.IntVar(&o.Targets, "targets", 10_000, "Workload pods: kept targets (each endpoint also has an http port the ServiceMonitor drops).")
@@ -71,37 +74,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.AllocatorEnv = append(o.AllocatorEnv, v)
 		return nil
 	})
-	fs.StringVar(&jsonOut, "json", "", "Also write the JSON summary to this file.")
-	fs.StringVar(&dir, "dir", "", "Where to keep configs, logs, the audit log, heap profiles and idle CPU profiles; a temporary directory (removed) when empty.")
-	fs.BoolVar(&keep, "keep", false, "Keep the temporary directory.")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	fs.StringVar(&fl.jsonOut, "json", "", "Also write the JSON summary to this file.")
+	fs.StringVar(&fl.dir, "dir", "", "Where to keep configs, logs, the audit log, heap profiles and idle CPU profiles; a temporary directory (removed) when empty.")
+	fs.BoolVar(&fl.keep, "keep", false, "Keep the temporary directory.")
+	code, ok = command.Parse(fs, args)
+	return o, fl, code, ok
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, fl, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
 	if o.Targets < 1 || o.Monitors < 1 || o.Collectors < 1 || o.Allocators < 1 || o.Workers < 1 || o.Idle <= 0 {
 		fmt.Fprintln(stderr, "clusterload: -targets, -monitors, -collectors, -allocators, -workers and -idle must be positive")
 		return 2
 	}
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintln(stderr, "clusterload:", err)
-			return 1
-		}
-	} else {
-		d, err := os.MkdirTemp("", "shardwise-clusterload-")
-		if err != nil {
-			fmt.Fprintln(stderr, "clusterload:", err)
-			return 1
-		}
-		dir = d
-		if !keep {
-			defer os.RemoveAll(dir)
-		} else {
-			fmt.Fprintln(stderr, "clusterload: keeping", dir)
-		}
+	dir, cleanup, err := workDir(fl.dir, fl.keep, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "clusterload:", err)
+		return 1
 	}
+	defer cleanup()
 	o.Dir = dir
 	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -113,8 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	printTable(stdout, sum)
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if jsonOut != "" {
-		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+	if fl.jsonOut != "" {
+		if err := os.WriteFile(fl.jsonOut, append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintln(stderr, "clusterload:", err)
 			return 1
 		}
@@ -127,6 +121,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// workDir returns dir, created if need be, or without one a new temporary
+// directory, which cleanup removes unless keep.
+func workDir(dir string, keep bool, stderr io.Writer) (_ string, cleanup func(), _ error) {
+	if dir != "" {
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
+	}
+	d, err := os.MkdirTemp("", "shardwise-clusterload-")
+	if err != nil {
+		return "", nil, err
+	}
+	if keep {
+		fmt.Fprintln(stderr, "clusterload: keeping", d)
+		return d, func() {}, nil
+	}
+	return d, func() { _ = os.RemoveAll(d) }, nil
 }
 
 func printTable(w io.Writer, s *cluster.Summary) {

@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,6 +41,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/shardwise/shardwise/benchmarks/internal/allocproc"
+	"github.com/shardwise/shardwise/benchmarks/internal/command"
 	"github.com/shardwise/shardwise/benchmarks/internal/fleet"
 	"github.com/shardwise/shardwise/benchmarks/internal/procfs"
 )
@@ -65,8 +65,7 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := command.FlagSet("loadtest", stderr)
 	var o options
 	fs.StringVar(&o.allocator, "allocator", "./bin/allocator", "The allocator binary (make build).")
 	fs.IntVar(&o.targets, "targets", 100_000, "Discovered targets (7% are dropped by relabeling).")

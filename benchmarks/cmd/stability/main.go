@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/shardwise/shardwise/allocation"
+	"github.com/shardwise/shardwise/benchmarks/internal/command"
 	"github.com/shardwise/shardwise/benchmarks/internal/handoffsim"
 	"github.com/shardwise/shardwise/benchmarks/internal/report"
 	"github.com/shardwise/shardwise/benchmarks/internal/scenario"
@@ -37,49 +38,98 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// options are the command's flags.
+type options struct {
+	targets     int
+	collectors  string
+	strategies  string
+	strategySet bool // -strategy was given
+	epsilon     string
+	asJSON      bool
+	scenario    string
+	reportDir   string
+	jobs        int
+	seed        uint64
+	n           int
+	traceSteps  int
+	sweep       string
+	handoff     bool
+}
+
+// parseFlags parses args; when ok is false the command ends with code.
+func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
+	fs := command.FlagSet("stability", stderr)
+	fs.IntVar(&o.targets, "targets", 100000, "number of targets")
+	fs.StringVar(&o.collectors, "collectors", "3,10,30,100", "comma-separated collector counts for the table")
+	fs.StringVar(&o.strategies, "strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
+	fs.StringVar(&o.epsilon, "epsilon", "0.05", "load bound ε of consistent-hashing; a comma-separated list runs consistent-hashing once per ε in the same process. The first ε is the reference ε of every minimum")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON: one object per collector count, or per scenario step")
+	fs.StringVar(&o.scenario, "scenario", "", "run a scenario over the strategies: one of scale, restart, churn, job, trace, or all")
+	fs.StringVar(&o.reportDir, "report", "", "write the HTML report with PNG/SVG plots and report.json into this directory")
+	fs.IntVar(&o.jobs, "jobs", 100, "number of jobs the targets are spread over")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workload and the random trace")
+	fs.IntVar(&o.n, "n", 10, "collectors the restart, churn, job and trace scenarios start with")
+	fs.IntVar(&o.traceSteps, "trace-steps", 1000, "steps of the random trace")
+	fs.StringVar(&o.sweep, "sweep", "0.05,0.1,0.15,0.2", "consistent-hashing ε values for the report's trade-off table")
+	fs.BoolVar(&o.handoff, "handoff", false, "simulate collectors polling every 30 s and applying updates up to 10 s later, through a join, a scale-down and a rolling restart of -n collectors over -targets targets, with the make-before-break handoff and without: targets moved, longest time a target went unscraped, overlap")
+	if code, ok = command.Parse(fs, args); ok {
+		fs.Visit(func(f *flag.Flag) { o.strategySet = o.strategySet || f.Name == "strategy" })
+	}
+	return o, code, ok
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("stability", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		targets    = fs.Int("targets", 100000, "number of targets")
-		collectors = fs.String("collectors", "3,10,30,100", "comma-separated collector counts for the table")
-		strategies = fs.String("strategy", "consistent-hashing", "strategy, a comma-separated list, or all: "+strings.Join(strategy.Names(), ", "))
-		epsilon    = fs.String("epsilon", "0.05", "load bound ε of consistent-hashing; a comma-separated list runs consistent-hashing once per ε in the same process. The first ε is the reference ε of every minimum")
-		asJSON     = fs.Bool("json", false, "print JSON: one object per collector count, or per scenario step")
-		scen       = fs.String("scenario", "", "run a scenario over the strategies: one of scale, restart, churn, job, trace, or all")
-		reportDir  = fs.String("report", "", "write the HTML report with PNG/SVG plots and report.json into this directory")
-		jobs       = fs.Int("jobs", 100, "number of jobs the targets are spread over")
-		seed       = fs.Uint64("seed", 1, "seed of the workload and the random trace")
-		n          = fs.Int("n", 10, "collectors the restart, churn, job and trace scenarios start with")
-		traceSteps = fs.Int("trace-steps", 1000, "steps of the random trace")
-		sweep      = fs.String("sweep", "0.05,0.1,0.15,0.2", "consistent-hashing ε values for the report's trade-off table")
-		handoff    = fs.Bool("handoff", false, "simulate collectors polling every 30 s and applying updates up to 10 s later, through a join, a scale-down and a rolling restart of -n collectors over -targets targets, with the make-before-break handoff and without: targets moved, longest time a target went unscraped, overlap")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	o, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "stability:", err)
 		return 1
 	}
-	ns, err := parseInts(*collectors)
+	ns, err := parseInts(o.collectors)
 	if err != nil {
 		return fail(fmt.Errorf("-collectors: %w", err))
 	}
-	epsList, err := parseFloats(*epsilon)
+	epsList, err := parseFloats(o.epsilon)
 	if err != nil {
 		return fail(fmt.Errorf("-epsilon: %w", err))
 	}
-	if *targets < 1 || *jobs < 1 || *n < 2 || *traceSteps < 1 {
+	if o.targets < 1 || o.jobs < 1 || o.n < 2 || o.traceSteps < 1 {
 		return fail(errors.New("-targets, -jobs and -trace-steps must be positive and -n at least 2"))
 	}
-	strategySet := false
-	fs.Visit(func(f *flag.Flag) { strategySet = strategySet || f.Name == "strategy" })
-	names := strings.Split(*strategies, ",")
-	if *strategies == "all" || (!strategySet && (*scen != "" || *reportDir != "")) {
+	factories, err := o.factories(epsList)
+	if err != nil {
+		return fail(err)
+	}
+	cfg := scenario.Config{Targets: o.targets, Jobs: o.jobs, Seed: o.seed, Epsilon: epsList[0], Collectors: o.n, TraceSteps: o.traceSteps}
+	scenarios, err := o.scenarios()
+	if err != nil {
+		return fail(err)
+	}
+
+	switch {
+	case o.handoff:
+		return runHandoff(o.targets, o.n, o.seed, o.asJSON, stdout, fail)
+	case o.reportDir != "":
+		return runReport(o.sweep, o.reportDir, report.Options{Config: cfg, Strategies: factories, CollectorCounts: ns, Scenarios: scenarios, Progress: stderr,
+			Command: "stability " + strings.Join(args, " ")}, stdout, fail)
+	case len(scenarios) > 0:
+		return runScenarios(scenarios, factories, cfg, o.asJSON, stdout, fail)
+	default:
+		if o.asJSON && len(factories) > 1 {
+			return fail(errors.New("-json prints rows for one strategy; name one with -strategy and at most one -epsilon"))
+		}
+		return runTable(factories, cfg, ns, o.asJSON, stdout, fail)
+	}
+}
+
+// factories are the strategies to run: those -strategy names (every one for
+// all, or by default with -scenario or -report), consistent-hashing once per
+// ε of epsList, the others with the first ε.
+func (o options) factories(epsList []float64) ([]strategy.Factory, error) {
+	names := strings.Split(o.strategies, ",")
+	if o.strategies == "all" || (!o.strategySet && (o.scenario != "" || o.reportDir != "")) {
 		names = strategy.Names()
 	}
 	var factories []strategy.Factory
@@ -92,53 +142,49 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, e := range eps {
 			f := strategy.Factory{Name: name, Epsilon: e}
 			if _, err := f.New(); err != nil {
-				return fail(err)
+				return nil, err
 			}
 			factories = append(factories, f)
 		}
 	}
-	cfg := scenario.Config{Targets: *targets, Jobs: *jobs, Seed: *seed, Epsilon: epsList[0], Collectors: *n, TraceSteps: *traceSteps}
+	return factories, nil
+}
 
-	var scenarios []scenario.Scenario
-	switch *scen {
+// scenarios are the scenarios -scenario names: every one for all, and by
+// default with -report; none otherwise.
+func (o options) scenarios() ([]scenario.Scenario, error) {
+	switch o.scenario {
 	case "", "all":
-		if *scen == "all" || *reportDir != "" {
-			scenarios = scenario.All()
+		if o.scenario == "all" || o.reportDir != "" {
+			return scenario.All(), nil
 		}
+		return nil, nil
 	default:
-		sc, err := scenario.Lookup(*scen)
+		sc, err := scenario.Lookup(o.scenario)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		scenarios = []scenario.Scenario{sc}
+		return []scenario.Scenario{sc}, nil
 	}
+}
 
-	switch {
-	case *handoff:
-		return runHandoff(*targets, *n, *seed, *asJSON, stdout, fail)
-	case *reportDir != "":
-		eps, err := parseFloats(*sweep)
-		if err != nil {
-			return fail(fmt.Errorf("-sweep: %w", err))
-		}
-		rep, err := report.Build(report.Options{Config: cfg, Strategies: factories, CollectorCounts: ns, Scenarios: scenarios, Sweep: eps, Progress: stderr,
-			Command: "stability " + strings.Join(args, " ")})
-		if err != nil {
-			return fail(err)
-		}
-		if err := rep.Write(*reportDir); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "report: %s\n", rep.Index(*reportDir))
-		return 0
-	case len(scenarios) > 0:
-		return runScenarios(scenarios, factories, cfg, *asJSON, stdout, fail)
-	default:
-		if *asJSON && len(factories) > 1 {
-			return fail(errors.New("-json prints rows for one strategy; name one with -strategy and at most one -epsilon"))
-		}
-		return runTable(factories, cfg, ns, *asJSON, stdout, fail)
+// runReport builds the report of opts with the ε values of sweep (-sweep)
+// and writes it into dir.
+func runReport(sweep, dir string, opts report.Options, stdout io.Writer, fail func(error) int) int {
+	eps, err := parseFloats(sweep)
+	if err != nil {
+		return fail(fmt.Errorf("-sweep: %w", err))
 	}
+	opts.Sweep = eps
+	rep, err := report.Build(opts)
+	if err != nil {
+		return fail(err)
+	}
+	if err := rep.Write(dir); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "report: %s\n", rep.Index(dir))
+	return 0
 }
 
 func runTable(factories []strategy.Factory, cfg scenario.Config, ns []int, asJSON bool, stdout io.Writer, fail func(error) int) int {
