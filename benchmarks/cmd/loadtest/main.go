@@ -201,7 +201,38 @@ func loadtest(ctx context.Context, o options, logw io.Writer) (*Summary, error) 
 // memory or CPU figures then); exited is closed when it exits (nil: never).
 func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet, o options, sum *Summary, pid int, logw io.Writer, exited <-chan struct{}) error {
 	client := &http.Client{Timeout: 30 * time.Second}
-	deadline := time.Now().Add(o.readyWait)
+	kept := f.Kept()
+	if err := waitAllocated(ctx, client, base, started, kept, o.readyWait, sum, exited); err != nil {
+		return err
+	}
+	if pid > 0 {
+		st, err := procfs.Status(pid)
+		if err != nil {
+			return err
+		}
+		sum.RSSIdleMB, sum.PeakRSSStartMB = mb(st.RSS), mb(st.HWM)
+	}
+	fmt.Fprintf(logw, "loadtest: %d targets allocated after %.1fs; load for %s with %d workers\n", kept, sum.AllocatedSecs, o.duration, o.workers)
+
+	m, bytesIn, err := sampledAttack(base, f, o, pid, sum)
+	if err != nil {
+		return err
+	}
+	sum.addLoad(m, bytesIn)
+
+	err = consistent(ctx, client, base, f, o.collectors)
+	sum.Consistent = err == nil
+	if err != nil {
+		fmt.Fprintf(logw, "loadtest: inconsistent assignment: %v\n", err)
+	}
+	return nil
+}
+
+// waitAllocated waits, for at most readyWait in all, for the allocator at
+// base to be ready and then to have allocated kept targets, and records both
+// times since started in sum.
+func waitAllocated(ctx context.Context, client *http.Client, base string, started time.Time, kept int, readyWait time.Duration, sum *Summary, exited <-chan struct{}) error {
+	deadline := time.Now().Add(readyWait)
 	for {
 		if ok, _ := get(ctx, client, base+"/readyz"); ok {
 			break
@@ -211,7 +242,6 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 		}
 	}
 	sum.ReadySeconds = time.Since(started).Seconds()
-	kept := f.Kept()
 	for {
 		n, err := allocated(ctx, client, base)
 		if err == nil && n == kept {
@@ -222,16 +252,12 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 		}
 	}
 	sum.AllocatedSecs = time.Since(started).Seconds()
-	if pid > 0 {
-		st, err := procfs.Status(pid)
-		if err != nil {
-			return err
-		}
-		sum.RSSIdleMB, sum.PeakRSSStartMB = mb(st.RSS), mb(st.HWM)
-	}
-	fmt.Fprintf(logw, "loadtest: %d targets allocated after %.1fs; load for %s with %d workers\n", kept, sum.AllocatedSecs, o.duration, o.workers)
+	return nil
+}
 
-	// Sample the allocator's memory and CPU while the load runs.
+// sampledAttack runs the load (attack) and, when pid is known, samples the
+// allocator's memory every 100 ms and its CPU time while it runs, into sum.
+func sampledAttack(base string, f *fleet.Fleet, o options, pid int, sum *Summary) (*vegeta.Metrics, uint64, error) {
 	var (
 		sampler sync.WaitGroup
 		done    = make(chan struct{})
@@ -262,34 +288,32 @@ func measure(ctx context.Context, base string, started time.Time, f *fleet.Fleet
 		sum.RSSLoadMaxMB = mb(maxRSS)
 		st, err := procfs.Status(pid)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		sum.PeakRSSMB = mb(st.HWM)
 	}
+	return m, bytesIn, nil
+}
 
-	sum.Duration = m.Duration.Seconds()
-	sum.Requests = m.Requests
-	sum.RequestsPerS = m.Rate
-	sum.Errors = m.Requests - uint64(m.StatusCodes["200"])
-	sum.ErrorMessages = m.Errors
-	sum.P50ms = ms(m.Latencies.P50)
-	sum.P90ms = ms(m.Latencies.P90)
-	sum.P99ms = ms(m.Latencies.P99)
-	sum.MaxMs = ms(m.Latencies.Max)
-	sum.MeanMs = ms(m.Latencies.Mean)
+// addLoad records the load's figures: vegeta's metrics and the response
+// bytes read.
+func (s *Summary) addLoad(m *vegeta.Metrics, bytesIn uint64) {
+	s.Duration = m.Duration.Seconds()
+	s.Requests = m.Requests
+	s.RequestsPerS = m.Rate
+	s.Errors = m.Requests - uint64(m.StatusCodes["200"])
+	s.ErrorMessages = m.Errors
+	s.P50ms = ms(m.Latencies.P50)
+	s.P90ms = ms(m.Latencies.P90)
+	s.P99ms = ms(m.Latencies.P99)
+	s.MaxMs = ms(m.Latencies.Max)
+	s.MeanMs = ms(m.Latencies.Mean)
 	if secs := (m.Duration + m.Wait).Seconds(); secs > 0 {
-		sum.MBPerS = mb(bytesIn) / secs
+		s.MBPerS = mb(bytesIn) / secs
 	}
 	if m.Requests > 0 {
-		sum.MeanResponseKB = float64(bytesIn) / float64(m.Requests) / 1e3
+		s.MeanResponseKB = float64(bytesIn) / float64(m.Requests) / 1e3
 	}
-
-	err := consistent(ctx, client, base, f, o.collectors)
-	sum.Consistent = err == nil
-	if err != nil {
-		fmt.Fprintf(logw, "loadtest: inconsistent assignment: %v\n", err)
-	}
-	return nil
 }
 
 func waitTick(deadline time.Time, exited <-chan struct{}, what string) error {

@@ -28,15 +28,34 @@ func TestInProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, size)
 
+	started := time.Now()
+	base, stop := inProcess(t, cfg)
+
+	o := options{targets: 2000, jobs: 20, collectors: 4, duration: time.Second, workers: 2, maxRequests: 1_000_000, readyWait: time.Minute}
+	var sum Summary
+	require.NoError(t, measure(t.Context(), base, started, f, o, &sum, 0, io.Discard, nil))
+	require.True(t, sum.Consistent)
+	require.Zero(t, sum.Errors, "errors: %v", sum.ErrorMessages)
+	require.Positive(t, sum.Requests)
+	require.Positive(t, sum.P50ms)
+	require.GreaterOrEqual(t, sum.MaxMs, sum.P99ms)
+	require.GreaterOrEqual(t, sum.P99ms, sum.P50ms)
+	require.Positive(t, sum.MeanResponseKB)
+	require.NoError(t, stop())
+}
+
+// inProcess runs the allocator program on the config file cfg in this
+// process (allocator.Run, as cmd/allocator does) and returns its base URL
+// once it listens, and stop, which ends it and returns Run's error.
+func inProcess(t *testing.T, cfg string) (base string, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	addr := make(chan string, 1)
 	errc := make(chan error, 1)
-	started := time.Now()
 	go func() {
 		errc <- allocator.Run(ctx, allocator.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
 	}()
-	var base string
 	select {
 	case a := <-addr:
 		base = "http://" + a
@@ -45,20 +64,10 @@ func TestInProcess(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("allocator did not listen")
 	}
-
-	o := options{targets: 2000, jobs: 20, collectors: 4, duration: time.Second, workers: 2, maxRequests: 1_000_000, readyWait: time.Minute}
-	var sum Summary
-	require.NoError(t, measure(ctx, base, started, f, o, &sum, 0, io.Discard, nil))
-	require.True(t, sum.Consistent)
-	require.Zero(t, sum.Errors, "errors: %v", sum.ErrorMessages)
-	require.Positive(t, sum.Requests)
-	require.Positive(t, sum.P50ms)
-	require.GreaterOrEqual(t, sum.MaxMs, sum.P99ms)
-	require.GreaterOrEqual(t, sum.P99ms, sum.P50ms)
-	require.Positive(t, sum.MeanResponseKB)
-
-	cancel()
-	require.NoError(t, <-errc)
+	return base, func() error {
+		cancel()
+		return <-errc
+	}
 }
 
 // TestMaxRequests checks that the request cap bounds the load and is not
@@ -69,21 +78,13 @@ func TestMaxRequests(t *testing.T) {
 	f := fleet.New(500, 5)
 	cfg, _, err := write(dir, f, 2)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	addr := make(chan string, 1)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- allocator.Run(ctx, allocator.Options{ConfigFile: cfg, Ready: func(a string) { addr <- a }})
-	}()
-	base := "http://" + <-addr
+	base, stop := inProcess(t, cfg)
 	o := options{targets: 500, jobs: 5, collectors: 2, duration: 10 * time.Second, workers: 2, maxRequests: 50, readyWait: time.Minute}
 	var sum Summary
-	require.NoError(t, measure(ctx, base, time.Now(), f, o, &sum, 0, io.Discard, nil))
+	require.NoError(t, measure(t.Context(), base, time.Now(), f, o, &sum, 0, io.Discard, nil))
 	require.Equal(t, uint64(50), sum.Requests)
 	require.Zero(t, sum.Errors, "errors: %v", sum.ErrorMessages)
-	cancel()
-	require.NoError(t, <-errc)
+	require.NoError(t, stop())
 }
 
 func TestProcStatus(t *testing.T) {
