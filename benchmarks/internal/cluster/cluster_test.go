@@ -51,7 +51,22 @@ func TestRun(t *testing.T) {
 	require.Equal(t, 5, sum.Populate.Monitors)
 	require.Equal(t, 5, sum.Populate.EndpointSlices, "five workloads of 100 pods, one slice each")
 	require.Len(t, sum.Results, 1)
-	r := sum.Results[0]
+	requireResult(t, sum.Results[0])
+	requireRollout(t, sum.Rollout)
+
+	b, err := json.Marshal(sum)
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(b, &fields))
+	for _, k := range []string{"populate", "results", "rollout", "go_version", "load_average"} {
+		require.Contains(t, fields, k)
+	}
+}
+
+// requireResult checks an allocator's figures in TestRun: sizes, the final
+// exactly-once check, and every measurement present and consistent.
+func requireResult(t *testing.T, r *Result) {
+	t.Helper()
 	require.Equal(t, 5, r.Jobs)
 	require.Equal(t, 3, r.Collectors)
 	require.Equal(t, 500, r.Targets)
@@ -81,8 +96,11 @@ func TestRun(t *testing.T) {
 	require.Positive(t, r.Heap.InformerMiB)
 	require.Positive(t, r.Heap.ShardwiseMiB)
 	require.InDelta(t, r.Heap.TotalMiB, r.Heap.InformerMiB+r.Heap.PrometheusSDMiB+r.Heap.ShardwiseMiB+r.Heap.OtherMiB, 0.3)
+}
 
-	ro := sum.Rollout
+// requireRollout checks TestRun's rolling update: 100 pods in 2 steps.
+func requireRollout(t *testing.T, ro *Rollout) {
+	t.Helper()
 	require.NotNil(t, ro)
 	require.Equal(t, "serviceMonitor/a0-team-00/svc-000/0", ro.Job)
 	require.Equal(t, 100, ro.Pods)
@@ -91,13 +109,5 @@ func TestRun(t *testing.T) {
 		require.Equal(t, 50, st.Replaced)
 		require.Equal(t, 1, st.SlicesWritten)
 		require.Positive(t, st.Rounds)
-	}
-
-	b, err := json.Marshal(sum)
-	require.NoError(t, err)
-	var fields map[string]any
-	require.NoError(t, json.Unmarshal(b, &fields))
-	for _, k := range []string{"populate", "results", "rollout", "go_version", "load_average"} {
-		require.Contains(t, fields, k)
 	}
 }

@@ -95,6 +95,41 @@ type PopulateStats struct {
 func (c *clients) populate(ctx context.Context, l *Layout, workers int, withPods bool, logf func(string, ...any)) (PopulateStats, error) {
 	start := time.Now()
 	var st PopulateStats
+	wls, nss := workloadsAndNamespaces(l)
+	for ns := range nss {
+		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return st, fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	if err := c.createServices(ctx, wls, workers); err != nil {
+		return st, err
+	}
+	st.Services = len(wls)
+	pods, err := c.createWorkloadPods(ctx, wls, workers, withPods, start, logf)
+	if err != nil {
+		return st, err
+	}
+	if st.EndpointSlices, err = c.createEndpointSlices(ctx, wls, workers); err != nil {
+		return st, err
+	}
+	collectors, err := c.createCollectors(ctx, l, workers)
+	if err != nil {
+		return st, err
+	}
+	if err := c.createServiceMonitors(ctx, wls, workers); err != nil {
+		return st, err
+	}
+	st.Monitors = len(wls)
+	st.Pods = pods + collectors
+	st.Seconds = time.Since(start).Seconds()
+	writes := 2*st.Pods + st.Services + st.EndpointSlices + st.Monitors + len(nss)
+	st.WritesPerSecond = float64(writes) / st.Seconds
+	return st, nil
+}
+
+// workloadsAndNamespaces lists l's workloads, allocator by allocator, and
+// the namespaces of the workloads and the collectors.
+func workloadsAndNamespaces(l *Layout) ([]*Workload, map[string]bool) {
 	var wls []*Workload
 	nss := map[string]bool{}
 	for _, a := range l.Allocators {
@@ -104,22 +139,23 @@ func (c *clients) populate(ctx context.Context, l *Layout, workers int, withPods
 			nss[w.Namespace] = true
 		}
 	}
-	for ns := range nss {
-		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return st, fmt.Errorf("create namespace %s: %w", ns, err)
-		}
-	}
-	if err := parallel(ctx, workers, len(wls), func(ctx context.Context, i int) error {
+	return wls, nss
+}
+
+func (c *clients) createServices(ctx context.Context, wls []*Workload, workers int) error {
+	return parallel(ctx, workers, len(wls), func(ctx context.Context, i int) error {
 		_, err := c.kube.CoreV1().Services(wls[i].Namespace).Create(ctx, wls[i].Service(), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create service %s/%s: %w", wls[i].Namespace, wls[i].Name, err)
 		}
 		return nil
-	}); err != nil {
-		return st, err
-	}
-	st.Services = len(wls)
+	})
+}
 
+// createWorkloadPods creates the workloads' pods, running and ready, unless
+// withPods is false, and returns how many it created; it logs its progress
+// every 20,000 pods with the time since start.
+func (c *clients) createWorkloadPods(ctx context.Context, wls []*Workload, workers int, withPods bool, start time.Time, logf func(string, ...any)) (int, error) {
 	type podRef struct {
 		w *Workload
 		p Pod
@@ -133,15 +169,17 @@ func (c *clients) populate(ctx context.Context, l *Layout, workers int, withPods
 		}
 	}
 	logf("creating %d pods with %d concurrent requests", len(pods), workers)
-	if err := parallel(ctx, workers, len(pods), func(ctx context.Context, i int) error {
+	return len(pods), parallel(ctx, workers, len(pods), func(ctx context.Context, i int) error {
 		if i > 0 && i%20000 == 0 {
 			logf("%d pods after %.0fs", i, time.Since(start).Seconds())
 		}
 		return c.createPod(ctx, pods[i].w.Pod(pods[i].p), pods[i].p.IP, pods[i].p.Node)
-	}); err != nil {
-		return st, err
-	}
+	})
+}
 
+// createEndpointSlices creates the workloads' EndpointSlices and returns
+// how many.
+func (c *clients) createEndpointSlices(ctx context.Context, wls []*Workload, workers int) (int, error) {
 	var slices []func(ctx context.Context) error
 	for _, w := range wls {
 		for _, es := range w.EndpointSlices() {
@@ -153,35 +191,32 @@ func (c *clients) populate(ctx context.Context, l *Layout, workers int, withPods
 			})
 		}
 	}
-	if err := parallel(ctx, workers, len(slices), func(ctx context.Context, i int) error { return slices[i](ctx) }); err != nil {
-		return st, err
-	}
-	st.EndpointSlices = len(slices)
+	return len(slices), parallel(ctx, workers, len(slices), func(ctx context.Context, i int) error { return slices[i](ctx) })
+}
 
+// createCollectors creates every allocator's collector pods, running and
+// ready, and returns how many.
+func (c *clients) createCollectors(ctx context.Context, l *Layout, workers int) (int, error) {
 	collectors := 0
 	for _, a := range l.Allocators {
 		if err := parallel(ctx, workers, len(a.Collectors), func(ctx context.Context, i int) error {
 			return c.createPod(ctx, a.CollectorPod(a.Collectors[i]), fmt.Sprintf("10.250.%d.%d", i/250, i%250+1), "node-collectors")
 		}); err != nil {
-			return st, err
+			return 0, err
 		}
 		collectors += len(a.Collectors)
 	}
-	if err := parallel(ctx, workers, len(wls), func(ctx context.Context, i int) error {
+	return collectors, nil
+}
+
+func (c *clients) createServiceMonitors(ctx context.Context, wls []*Workload, workers int) error {
+	return parallel(ctx, workers, len(wls), func(ctx context.Context, i int) error {
 		sm := wls[i].ServiceMonitor()
 		if _, err := c.mon.MonitoringV1().ServiceMonitors(sm.Namespace).Create(ctx, sm, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create servicemonitor %s/%s: %w", sm.Namespace, sm.Name, err)
 		}
 		return nil
-	}); err != nil {
-		return st, err
-	}
-	st.Monitors = len(wls)
-	st.Pods = len(pods) + collectors
-	st.Seconds = time.Since(start).Seconds()
-	writes := 2*st.Pods + st.Services + st.EndpointSlices + st.Monitors + len(nss)
-	st.WritesPerSecond = float64(writes) / st.Seconds
-	return st, nil
+	})
 }
 
 // allocatorRole is what an allocator with prometheus_cr and pod-discovered

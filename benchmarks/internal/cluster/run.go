@@ -145,11 +145,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, ErrNoControlPlane
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, "clusterload: "+format+"\n", args...)
-		}
-	}
+	logf := progress(o.Log)
 	layout, err := NewLayout(o.Targets, o.Monitors, o.Collectors, o.Allocators, max(o.RolloutPods, 1))
 	if err != nil {
 		return nil, err
@@ -158,25 +154,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for i, a := range layout.Allocators {
 		users[i] = "shardwise-allocator-" + a.Name
 	}
-	policy := filepath.Join(o.Dir, "audit-policy.yaml")
 	auditLog := filepath.Join(o.Dir, "audit.log")
-	if err := os.WriteFile(policy, []byte(auditPolicy(users)), 0o600); err != nil {
-		return nil, fmt.Errorf("write audit policy: %w", err)
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:        []string{o.CRDDir},
-		ErrorIfCRDPathMissing:    true,
-		ControlPlaneStartTimeout: 2 * time.Minute,
-		ControlPlaneStopTimeout:  time.Minute,
-	}
-	env.ControlPlane.GetAPIServer().Configure().
-		Set("audit-policy-file", policy).
-		Set("audit-log-path", auditLog).
-		Set("audit-log-mode", "blocking")
-	logf("starting kube-apiserver and etcd")
-	cfg, err := env.Start()
+	env, cfg, err := startControlPlane(o, users, auditLog, logf)
 	if err != nil {
-		return nil, fmt.Errorf("start envtest: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err := env.Stop(); err != nil {
@@ -203,81 +184,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		sum.Results = append(sum.Results, r)
 	}
 	sum.LoadAverage[0] = loadAverage()
-	defer func() {
-		for _, r := range sum.Results {
-			if r.proc != nil {
-				r.proc.stop()
-			}
-			if r.logFile != nil {
-				r.logFile.Close()
-			}
-		}
-	}()
-	for _, r := range sum.Results {
-		logf("starting allocator %s: %d jobs, %d kept targets, %d collectors", r.Name, r.Jobs, r.Targets, r.Collectors)
-		if err := r.start(o); err != nil {
-			return nil, err
-		}
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, r := range sum.Results {
-		g.Go(func() error { return r.waitComplete(gctx, o, logf) })
-	}
-	if err := g.Wait(); err != nil {
+	defer release(sum.Results)
+	if err := startAll(ctx, sum.Results, o, logf); err != nil {
 		return nil, err
 	}
-	for _, r := range sum.Results {
-		if r.startProfile != nil {
-			if err := <-r.startProfile; err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	// Idle: every allocator at once, nothing changing in the cluster.
-	idle := map[string][2]time.Time{}
-	cpu0 := make([]float64, len(sum.Results))
-	from := time.Now()
-	for i, r := range sum.Results {
-		if cpu0[i], err = procfs.CPUSeconds(r.proc.PID()); err != nil {
-			return nil, err
-		}
-	}
-	logf("all complete; idle for %s", o.Idle)
-	// A CPU profile of (most of) the idle window shows what wakes the
-	// allocator when nothing changes: <dir>/<allocator>.idle-cpu.pb.gz.
-	var profiles errgroup.Group
-	for _, r := range sum.Results {
-		profiles.Go(func() error { return r.saveIdleProfile(ctx, o.Dir, o.Idle) })
-	}
-	select {
-	case <-time.After(o.Idle):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	to := time.Now()
-	if err := profiles.Wait(); err != nil {
+	idle, err := measureIdle(ctx, sum.Results, o, logf)
+	if err != nil {
 		return nil, err
-	}
-	for i, r := range sum.Results {
-		cpu, err := procfs.CPUSeconds(r.proc.PID())
-		if err != nil {
-			return nil, err
-		}
-		st, err := procfs.Status(r.proc.PID())
-		if err != nil {
-			return nil, err
-		}
-		r.IdleSeconds = round(to.Sub(from).Seconds(), 1)
-		r.IdleCPUSeconds = round(cpu-cpu0[i], 2)
-		r.IdleCores = round(r.IdleCPUSeconds/to.Sub(from).Seconds(), 4)
-		r.RSSSteadyMiB = round(mib(st.RSS), 1)
-		idle[r.user] = [2]time.Time{from, to}
-		if r.Heap, err = r.saveHeap(ctx, o.Dir); err != nil {
-			return nil, err
-		}
-		r.HeapPerTargetKiB = round((r.Heap.TotalMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
-		r.RSSPerTargetKiB = round((r.RSSSteadyMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
 	}
 
 	first := sum.Results[0]
@@ -295,10 +208,158 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 
-	for _, r := range sum.Results {
+	if err := finish(ctx, sum.Results, logf); err != nil {
+		return nil, err
+	}
+	sum.LoadAverage[1] = loadAverage()
+	if err := countAPIRequests(auditLog, idle, sum.Results); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// progress returns the printf of progress lines to w (nil: none).
+func progress(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, "clusterload: "+format+"\n", args...)
+		}
+	}
+}
+
+// startControlPlane writes the audit policy for users into o.Dir and starts
+// envtest's etcd and kube-apiserver, with o.CRDDir's CRDs, auditing into
+// auditLog.
+func startControlPlane(o Options, users []string, auditLog string, logf func(string, ...any)) (*envtest.Environment, *rest.Config, error) {
+	policy := filepath.Join(o.Dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy(users)), 0o600); err != nil {
+		return nil, nil, fmt.Errorf("write audit policy: %w", err)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:        []string{o.CRDDir},
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	env.ControlPlane.GetAPIServer().Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", auditLog).
+		Set("audit-log-mode", "blocking")
+	logf("starting kube-apiserver and etcd")
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start envtest: %w", err)
+	}
+	return env, cfg, nil
+}
+
+// release stops the allocators still running and closes their logs.
+func release(results []*Result) {
+	for _, r := range results {
+		if r.proc != nil {
+			r.proc.stop()
+		}
+		if r.logFile != nil {
+			r.logFile.Close()
+		}
+	}
+}
+
+// startAll starts every allocator and waits until each serves every kept
+// target exactly once and its start-up CPU profile, if any, is saved.
+func startAll(ctx context.Context, results []*Result, o Options, logf func(string, ...any)) error {
+	for _, r := range results {
+		logf("starting allocator %s: %d jobs, %d kept targets, %d collectors", r.Name, r.Jobs, r.Targets, r.Collectors)
+		if err := r.start(o); err != nil {
+			return err
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, r := range results {
+		g.Go(func() error { return r.waitComplete(gctx, o, logf) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.startProfile != nil {
+			if err := <-r.startProfile; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measureIdle measures every allocator at once over o.Idle, nothing
+// changing in the cluster: CPU, steady RSS and heap, and a CPU profile of
+// (most of) the window. It returns each allocator user's idle window.
+func measureIdle(ctx context.Context, results []*Result, o Options, logf func(string, ...any)) (map[string][2]time.Time, error) {
+	cpu0 := make([]float64, len(results))
+	from := time.Now()
+	for i, r := range results {
+		var err error
+		if cpu0[i], err = procfs.CPUSeconds(r.proc.PID()); err != nil {
+			return nil, err
+		}
+	}
+	logf("all complete; idle for %s", o.Idle)
+	// A CPU profile of (most of) the idle window shows what wakes the
+	// allocator when nothing changes: <dir>/<allocator>.idle-cpu.pb.gz.
+	var profiles errgroup.Group
+	for _, r := range results {
+		profiles.Go(func() error { return r.saveIdleProfile(ctx, o.Dir, o.Idle) })
+	}
+	select {
+	case <-time.After(o.Idle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	to := time.Now()
+	if err := profiles.Wait(); err != nil {
+		return nil, err
+	}
+	idle := map[string][2]time.Time{}
+	for i, r := range results {
+		idle[r.user] = [2]time.Time{from, to}
+		if err := r.recordIdle(ctx, o.Dir, from, to, cpu0[i]); err != nil {
+			return nil, err
+		}
+	}
+	return idle, nil
+}
+
+// recordIdle records the allocator's figures at the end of the idle window
+// from–to: its CPU time since cpu0, its steady RSS, and its heap (kept in
+// dir), overall and per kept target.
+func (r *Result) recordIdle(ctx context.Context, dir string, from, to time.Time, cpu0 float64) error {
+	cpu, err := procfs.CPUSeconds(r.proc.PID())
+	if err != nil {
+		return err
+	}
+	st, err := procfs.Status(r.proc.PID())
+	if err != nil {
+		return err
+	}
+	r.IdleSeconds = round(to.Sub(from).Seconds(), 1)
+	r.IdleCPUSeconds = round(cpu-cpu0, 2)
+	r.IdleCores = round(r.IdleCPUSeconds/to.Sub(from).Seconds(), 4)
+	r.RSSSteadyMiB = round(mib(st.RSS), 1)
+	if r.Heap, err = r.saveHeap(ctx, dir); err != nil {
+		return err
+	}
+	r.HeapPerTargetKiB = round((r.Heap.TotalMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
+	r.RSSPerTargetKiB = round((r.RSSSteadyMiB-r.Heap.InformerMiB)*1024/float64(r.Targets), 2)
+	return nil
+}
+
+// finish checks, last, that every allocator serves every kept target
+// exactly once, records its RSS series and peak, and stops it.
+func finish(ctx context.Context, results []*Result, logf func(string, ...any)) error {
+	for _, r := range results {
 		chk, err := r.poll.check(ctx, r.want, r.cols)
 		if err != nil {
-			return nil, fmt.Errorf("allocator %s: final check: %w", r.Name, err)
+			return fmt.Errorf("allocator %s: final check: %w", r.Name, err)
 		}
 		r.ExactlyOnce = chk.OK()
 		if !chk.OK() {
@@ -306,24 +367,29 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		st, err := procfs.Status(r.proc.PID())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.RSS = r.proc.series()
 		r.RSSPeakMiB = peakMiB(mib(st.HWM), r.RSSSteadyMiB, r.RSS)
 		r.ExitCode = r.proc.stop()
 	}
-	sum.LoadAverage[1] = loadAverage()
+	return nil
+}
+
+// countAPIRequests gives every allocator the API requests its user made,
+// from the audit log, split by the idle windows.
+func countAPIRequests(auditLog string, idle map[string][2]time.Time, results []*Result) error {
 	reqs, err := countRequests(auditLog, idle)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, r := range sum.Results {
+	for _, r := range results {
 		r.API = reqs[r.user]
 		if r.API == nil {
 			r.API = &APIRequests{ByVerb: map[string]int{}}
 		}
 	}
-	return sum, nil
+	return nil
 }
 
 // prepare adds the allocator's user with its role and writes its kubeconfig
