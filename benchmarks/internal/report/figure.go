@@ -54,32 +54,67 @@ func ratioOrNaN(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
+// figures are the report's plots, in page order; a figure with nothing to
+// draw (the ratio of a scenario whose minima are all 0) is left out.
 func figures(r *Report, loads []scenario.Measurement, baseN int) []Figure {
-	var out []Figure
-
-	// The stability table, one line per strategy over N.
-	byStrategy := map[string][]scenario.Measurement{}
-	var order []string
-	for _, m := range r.Table {
-		if _, ok := byStrategy[m.Strategy]; !ok {
-			order = append(order, m.Strategy)
-		}
-		byStrategy[m.Strategy] = append(byStrategy[m.Strategy], m)
+	out := tableFigures(r.Table)
+	if len(r.Sweep) > 0 {
+		out = append(out, sweepFigures(r.Sweep)...)
 	}
+	if len(loads) > 0 {
+		out = append(out, loadFigures(loads, baseN)...)
+	}
+	for _, sc := range r.Scenarios {
+		out = append(out, scenarioFigures(sc)...)
+	}
+	kept := out[:0]
+	for _, f := range out {
+		for _, s := range f.Series {
+			if len(s.Points) > 0 {
+				kept = append(kept, f)
+				break
+			}
+		}
+	}
+	return kept
+}
+
+// groups splits items by key, keeping the order in which keys first appear.
+func groups[T any, K comparable](items []T, key func(T) K) (order []K, by map[K][]T) {
+	by = map[K][]T{}
+	for _, it := range items {
+		k := key(it)
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], it)
+	}
+	return order, by
+}
+
+// points are the points (x, val) of items; NaN values are left out.
+func points[T any](items []T, x, val func(T) float64) [][2]float64 {
+	var out [][2]float64
+	for _, it := range items {
+		if v := val(it); !math.IsNaN(v) {
+			out = append(out, [2]float64{x(it), v})
+		}
+	}
+	return out
+}
+
+// tableFigures plot the stability table, one line per strategy over N.
+func tableFigures(table []scenario.Measurement) []Figure {
+	order, byStrategy := groups(table, func(m scenario.Measurement) string { return m.Strategy })
+	n := func(m scenario.Measurement) float64 { return float64(m.N) }
 	tableFig := func(id, title, caption, y string, logY bool, floor float64, val func(scenario.Measurement) float64) Figure {
 		f := Figure{ID: id, Section: sectionTable, Title: title, Caption: caption, X: "collectors N", Y: y, LogX: true, LogY: logY, Floor: floor}
 		for _, s := range order {
-			sr := Series{Name: s}
-			for _, m := range byStrategy[s] {
-				if v := val(m); !math.IsNaN(v) {
-					sr.Points = append(sr.Points, [2]float64{float64(m.N), v})
-				}
-			}
-			f.Series = append(f.Series, sr)
+			f.Series = append(f.Series, Series{Name: s, Points: points(byStrategy[s], n, val)})
 		}
 		return f
 	}
-	out = append(out,
+	return []Figure{
 		tableFig("table-join-ratio", "Join N→N+1: targets moved / minimum", "The minimum is ⌊T/(N+1)⌋. 1 is optimal; below 1 the joiner got less than its share (0 is drawn at 0.01).", "moved / minimum", true, 0.01,
 			func(m scenario.Measurement) float64 { return ratioOrNaN(m.MovedJoin, m.MinJoin) }),
 		tableFig("table-leave-ratio", "Leave N+1→N (the joiner leaves): targets moved / minimum", "The minimum is what the leaver held. 1 is optimal.", "moved / minimum", true, 0.01,
@@ -94,106 +129,78 @@ func figures(r *Report, loads []scenario.Measurement, baseN int) []Figure {
 			func(m scenario.Measurement) float64 { return m.AssignMS }),
 		tableFig("table-join-ms", "Join update time", "Wall time of the SetCollectors call that adds one collector, one run.", "ms", true, 0.001,
 			func(m scenario.Measurement) float64 { return m.JoinMS }),
-	)
+	}
+}
 
-	// The ε sweep: one line per N over ε.
-	if len(r.Sweep) > 0 {
-		ns := []int{}
-		seen := map[int]bool{}
-		for _, s := range r.Sweep {
-			if !seen[s.N] {
-				seen[s.N] = true
-				ns = append(ns, s.N)
-			}
+// sweepFigures plot the ε sweep, one line per N over ε.
+func sweepFigures(sweep []SweepRow) []Figure {
+	ns, byN := groups(sweep, func(s SweepRow) int { return s.N })
+	eps := func(s SweepRow) float64 { return s.Epsilon }
+	sweepFig := func(id, title, caption, y string, val func(SweepRow) float64) Figure {
+		f := Figure{ID: id, Section: sectionSweep, Title: title, Caption: caption, X: "ε", Y: y}
+		for _, n := range ns {
+			f.Series = append(f.Series, Series{Name: fmt.Sprintf("N=%d", n), Points: points(byN[n], eps, val)})
 		}
-		sweepFig := func(id, title, caption, y string, val func(SweepRow) float64) Figure {
-			f := Figure{ID: id, Section: sectionSweep, Title: title, Caption: caption, X: "ε", Y: y}
-			for _, n := range ns {
-				sr := Series{Name: fmt.Sprintf("N=%d", n)}
-				for _, s := range r.Sweep {
-					if s.N == n {
-						if v := val(s); !math.IsNaN(v) {
-							sr.Points = append(sr.Points, [2]float64{s.Epsilon, v})
-						}
-					}
-				}
-				f.Series = append(f.Series, sr)
-			}
-			return f
-		}
-		out = append(out,
-			sweepFig("sweep-join-ratio", "consistent-hashing: join movement over ε", "Targets moved / ⌊T/(N+1)⌋ when one collector joins.", "moved / minimum",
-				func(s SweepRow) float64 { return ratioOrNaN(s.MovedJoin, s.MinJoin) }),
-			sweepFig("sweep-leave-ratio", "consistent-hashing: leave movement over ε", "Targets moved / what the leaver held.", "moved / minimum",
-				func(s SweepRow) float64 { return ratioOrNaN(s.MovedLeave, s.MinLeave) }),
-			sweepFig("sweep-balance", "consistent-hashing: balance over ε", "Busiest collector over the mean, after the first assignment.", "max / mean",
-				func(s SweepRow) float64 { return s.Balance }),
-		)
+		return f
 	}
+	return []Figure{
+		sweepFig("sweep-join-ratio", "consistent-hashing: join movement over ε", "Targets moved / ⌊T/(N+1)⌋ when one collector joins.", "moved / minimum",
+			func(s SweepRow) float64 { return ratioOrNaN(s.MovedJoin, s.MinJoin) }),
+		sweepFig("sweep-leave-ratio", "consistent-hashing: leave movement over ε", "Targets moved / what the leaver held.", "moved / minimum",
+			func(s SweepRow) float64 { return ratioOrNaN(s.MovedLeave, s.MinLeave) }),
+		sweepFig("sweep-balance", "consistent-hashing: balance over ε", "Busiest collector over the mean, after the first assignment.", "max / mean",
+			func(s SweepRow) float64 { return s.Balance }),
+	}
+}
 
-	// Per-collector load before and after a join at the scenarios' N.
-	if len(loads) > 0 {
-		loadFig := func(id, title string, after bool) Figure {
-			f := Figure{ID: id, Section: sectionLoads, Title: title,
-				Caption: fmt.Sprintf("Collector 0 is the one that joins (N=%d→%d); the others in ordinal order. Load over the mean after the join, T/(N+1).", baseN, baseN+1),
-				X:       "collector (0 = the joiner)", Y: "load / mean after join"}
-			for _, m := range loads {
-				mean := float64(m.Targets) / float64(len(m.Collectors))
-				ls := m.LoadsBefore
-				if after {
-					ls = m.LoadsAfter
-				}
-				sr := Series{Name: m.Strategy}
-				for i, l := range ls {
-					sr.Points = append(sr.Points, [2]float64{float64(i), float64(l) / mean})
-				}
-				f.Series = append(f.Series, sr)
+// loadFigures plot the per-collector load before and after a join at the
+// scenarios' N, baseN.
+func loadFigures(loads []scenario.Measurement, baseN int) []Figure {
+	loadFig := func(id, title string, after bool) Figure {
+		f := Figure{ID: id, Section: sectionLoads, Title: title,
+			Caption: fmt.Sprintf("Collector 0 is the one that joins (N=%d→%d); the others in ordinal order. Load over the mean after the join, T/(N+1).", baseN, baseN+1),
+			X:       "collector (0 = the joiner)", Y: "load / mean after join"}
+		for _, m := range loads {
+			mean := float64(m.Targets) / float64(len(m.Collectors))
+			ls := m.LoadsBefore
+			if after {
+				ls = m.LoadsAfter
 			}
-			return f
+			sr := Series{Name: m.Strategy}
+			for i, l := range ls {
+				sr.Points = append(sr.Points, [2]float64{float64(i), float64(l) / mean})
+			}
+			f.Series = append(f.Series, sr)
 		}
-		out = append(out,
-			loadFig("loads-before-join", fmt.Sprintf("Load per collector before the join (N=%d)", baseN), false),
-			loadFig("loads-after-join", fmt.Sprintf("Load per collector after the join (N=%d)", baseN+1), true))
+		return f
 	}
+	return []Figure{
+		loadFig("loads-before-join", fmt.Sprintf("Load per collector before the join (N=%d)", baseN), false),
+		loadFig("loads-after-join", fmt.Sprintf("Load per collector after the join (N=%d)", baseN+1), true),
+	}
+}
 
-	// Scenarios, one line per strategy over the steps.
-	for _, sc := range r.Scenarios {
-		stepFig := func(kind, title, caption, y string, logY bool, floor float64, val func(scenario.Step) float64) Figure {
-			f := Figure{ID: sc.Name + "-" + kind, Section: sc.Name, Title: sc.Name + ": " + title, Caption: caption, X: "step", Y: y, LogY: logY, Floor: floor}
-			for _, res := range sc.Results {
-				sr := Series{Name: res.Strategy}
-				for _, st := range res.Steps[1:] {
-					if v := val(st); !math.IsNaN(v) {
-						sr.Points = append(sr.Points, [2]float64{float64(st.Index), v})
-					}
-				}
-				f.Series = append(f.Series, sr)
-			}
-			return f
+// scenarioFigures plot a scenario, one line per strategy over the steps
+// after the first assignment.
+func scenarioFigures(sc ScenarioRun) []Figure {
+	index := func(st scenario.Step) float64 { return float64(st.Index) }
+	stepFig := func(kind, title, caption, y string, logY bool, floor float64, val func(scenario.Step) float64) Figure {
+		f := Figure{ID: sc.Name + "-" + kind, Section: sc.Name, Title: sc.Name + ": " + title, Caption: caption, X: "step", Y: y, LogY: logY, Floor: floor}
+		for _, res := range sc.Results {
+			f.Series = append(f.Series, Series{Name: res.Strategy, Points: points(res.Steps[1:], index, val)})
 		}
-		out = append(out,
-			stepFig("ratio", "targets moved / minimum per step", "Steps whose minimum is 0 are left out (see the next figure); 0 is drawn at 0.01.", "moved / minimum", true, 0.01,
-				func(st scenario.Step) float64 { return ratioOrNaN(st.Moved, st.Min) }),
-			stepFig("moved", "targets moved per step, % of the targets kept", "Only targets present before and after the step count; 0 is drawn at 0.001%.", "moved % of kept", true, 0.001,
-				func(st scenario.Step) float64 { return 100 * ratioOrNaN(st.Moved, st.Kept) }),
-			stepFig("balance", "balance per step", "Busiest collector's load over the mean after each step.", "max / mean", false, 0,
-				func(st scenario.Step) float64 { return st.Balance }),
-			stepFig("ms", "update time per step", "Wall time of the SetCollectors or SetJobTargets call.", "ms", true, 0.001,
-				func(st scenario.Step) float64 { return st.MS }),
-		)
+		return f
 	}
-	// Drop figures with nothing to draw (the ratio of a scenario whose
-	// minima are all 0).
-	kept := out[:0]
-	for _, f := range out {
-		for _, s := range f.Series {
-			if len(s.Points) > 0 {
-				kept = append(kept, f)
-				break
-			}
-		}
+	return []Figure{
+		stepFig("ratio", "targets moved / minimum per step", "Steps whose minimum is 0 are left out (see the next figure); 0 is drawn at 0.01.", "moved / minimum", true, 0.01,
+			func(st scenario.Step) float64 { return ratioOrNaN(st.Moved, st.Min) }),
+		stepFig("moved", "targets moved per step, % of the targets kept", "Only targets present before and after the step count; 0 is drawn at 0.001%.", "moved % of kept", true, 0.001,
+			func(st scenario.Step) float64 { return 100 * ratioOrNaN(st.Moved, st.Kept) }),
+		stepFig("balance", "balance per step", "Busiest collector's load over the mean after each step.", "max / mean", false, 0,
+			func(st scenario.Step) float64 { return st.Balance }),
+		stepFig("ms", "update time per step", "Wall time of the SetCollectors or SetJobTargets call.", "ms", true, 0.001,
+			func(st scenario.Step) float64 { return st.MS }),
 	}
-	return kept
 }
 
 // palette holds distinguishable colors (Okabe–Ito, then greys).
@@ -241,41 +248,58 @@ func render(f Figure, file string) error {
 		if len(s.Points) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, len(s.Points))
-		for k, pt := range s.Points {
-			x, y := pt[0], pt[1]
-			if f.LogY && y <= 0 {
-				y = f.Floor
-			}
-			xys[k] = plotter.XY{X: x, Y: y}
+		if err := addSeries(p, &legend, f, i, s); err != nil {
+			return err
 		}
-		c := palette[i%len(palette)]
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return fmt.Errorf("series %s: %w", s.Name, err)
-		}
-		line.Color = c
-		line.Width = vg.Points(1.3)
-		line.Dashes = dashes[i%len(dashes)]
-		p.Add(line)
-		thumbs := []plot.Thumbnailer{line}
-		if len(xys) <= 40 {
-			pts, err := plotter.NewScatter(xys)
-			if err != nil {
-				return fmt.Errorf("series %s: %w", s.Name, err)
-			}
-			pts.Color = c
-			pts.Shape = shapes[i%len(shapes)]
-			pts.Radius = vg.Points(2.2)
-			p.Add(pts)
-			thumbs = append(thumbs, pts)
-		}
-		legend.Add(s.Name, thumbs...)
 		drawn++
 	}
 	if drawn == 0 {
 		return fmt.Errorf("figure %s: nothing to draw", f.ID)
 	}
+	fitAxes(p, f)
+	return writePlot(p, &legend, file)
+}
+
+// addSeries draws the i-th series s of f as a line, with a marker at each
+// point when there are at most 40, and adds it to the legend.
+func addSeries(p *plot.Plot, legend *plot.Legend, f Figure, i int, s Series) error {
+	xys := make(plotter.XYs, len(s.Points))
+	for k, pt := range s.Points {
+		x, y := pt[0], pt[1]
+		if f.LogY && y <= 0 {
+			y = f.Floor
+		}
+		xys[k] = plotter.XY{X: x, Y: y}
+	}
+	c := palette[i%len(palette)]
+	line, err := plotter.NewLine(xys)
+	if err != nil {
+		return fmt.Errorf("series %s: %w", s.Name, err)
+	}
+	line.Color = c
+	line.Width = vg.Points(1.3)
+	line.Dashes = dashes[i%len(dashes)]
+	p.Add(line)
+	thumbs := []plot.Thumbnailer{line}
+	if len(xys) <= 40 {
+		pts, err := plotter.NewScatter(xys)
+		if err != nil {
+			return fmt.Errorf("series %s: %w", s.Name, err)
+		}
+		pts.Color = c
+		pts.Shape = shapes[i%len(shapes)]
+		pts.Radius = vg.Points(2.2)
+		p.Add(pts)
+		thumbs = append(thumbs, pts)
+	}
+	legend.Add(s.Name, thumbs...)
+	return nil
+}
+
+// fitAxes adjusts the ranges gonum picked from the data: a linear y axis
+// starts at 0 unless the data fill most of it, and a log axis gets a
+// positive, non-empty range.
+func fitAxes(p *plot.Plot, f Figure) {
 	if !f.LogY && p.Y.Min > 0 && p.Y.Min/p.Y.Max < 0.5 {
 		p.Y.Min = 0
 	}
@@ -287,7 +311,12 @@ func render(f Figure, file string) error {
 	if f.LogX && p.X.Max <= p.X.Min*1.01 {
 		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
 	}
+}
 
+// writePlot draws the plot on the left of a white canvas and the legend in a
+// column on its right, and writes it to file in the format its extension
+// names.
+func writePlot(p *plot.Plot, legend *plot.Legend, file string) error {
 	format := strings.TrimPrefix(filepath.Ext(file), ".")
 	cw, err := draw.NewFormattedCanvas(figWidth, figHeight, format)
 	if err != nil {
