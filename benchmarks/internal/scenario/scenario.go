@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 
@@ -129,93 +130,133 @@ func buildJob(cfg Config) []Change {
 	return out
 }
 
+// traceKinds are the kinds of step of the random trace, with their weights.
+var traceKinds = []struct {
+	kind   string
+	weight int
+}{{"join", 18}, {"leave", 15}, {"return", 10}, {"churn", 25}, {"grow", 8}, {"shrink", 8}, {"add-job", 8}, {"remove-job", 8}}
+
 // buildTrace draws cfg.TraceSteps steps. The collector count stays within
 // [2, 3·Collectors] and the target count within [T/2, 2T].
 func buildTrace(cfg Config) []Change {
 	w := NewWorkload(cfg.Targets, cfg.Jobs, cfg.Seed+1)
-	rng := w.Rand()
-	names := Names(cfg.Collectors)
-	nextName := cfg.Collectors
-	var gone []string
-	jobs := 0
-	out := []Change{assign(w, names)}
-	kinds := []struct {
-		kind   string
-		weight int
-	}{{"join", 18}, {"leave", 15}, {"return", 10}, {"churn", 25}, {"grow", 8}, {"shrink", 8}, {"add-job", 8}, {"remove-job", 8}}
+	tr := &trace{cfg: cfg, w: w, rng: w.Rand(), names: Names(cfg.Collectors), nextName: cfg.Collectors}
+	out := []Change{assign(w, tr.names)}
 	total := 0
-	for _, k := range kinds {
+	for _, k := range traceKinds {
 		total += k.weight
 	}
 	for len(out) < cfg.TraceSteps+1 {
-		x := rng.IntN(total)
+		x := tr.rng.IntN(total)
 		kind := ""
-		for _, k := range kinds {
+		for _, k := range traceKinds {
 			if x < k.weight {
 				kind = k.kind
 				break
 			}
 			x -= k.weight
 		}
-		T := w.Len()
-		switch kind {
-		case "join":
-			if len(names) >= 3*cfg.Collectors {
-				continue
-			}
-			name := "collector-" + strconv.Itoa(nextName)
-			nextName++
-			names = append(slices.Clone(names), name)
-			out = append(out, Change{Kind: kind, Note: name, Collectors: names})
-		case "leave":
-			if len(names) <= 2 {
-				continue
-			}
-			i := rng.IntN(len(names))
-			gone = append(gone, names[i])
-			out = append(out, Change{Kind: kind, Note: names[i], Collectors: slices.Delete(slices.Clone(names), i, i+1)})
-			names = out[len(out)-1].Collectors
-		case "return":
-			if len(gone) == 0 || len(names) >= 3*cfg.Collectors {
-				continue
-			}
-			i := rng.IntN(len(gone))
-			name := gone[i]
-			gone = slices.Delete(gone, i, i+1)
-			names = append(slices.Clone(names), name)
-			out = append(out, Change{Kind: kind, Note: name, Collectors: names})
-		case "churn":
-			f := 0.001 + rng.Float64()*0.049
-			out = append(out, Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: w.Churn(f)})
-		case "grow":
-			if T >= 2*cfg.Targets {
-				continue
-			}
-			f := 0.005 + rng.Float64()*0.015
-			out = append(out, Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: w.Grow(f)})
-		case "shrink":
-			if T <= cfg.Targets/2 {
-				continue
-			}
-			f := 0.005 + rng.Float64()*0.015
-			out = append(out, Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: w.Shrink(f)})
-		case "add-job":
-			if T >= 2*cfg.Targets {
-				continue
-			}
-			job := "trace-job-" + strconv.Itoa(jobs)
-			jobs++
-			n := 1 + rng.IntN(max(1, cfg.Targets/20))
-			out = append(out, Change{Kind: kind, Note: job, Jobs: w.AddJob(job, n)})
-		case "remove-job":
-			all := w.JobNames()
-			if T <= cfg.Targets/2 || len(all) <= 2 {
-				continue
-			}
-			job := all[rng.IntN(len(all))]
-			change, _ := w.RemoveJob(job)
-			out = append(out, Change{Kind: kind, Note: job, Jobs: change})
+		if c, ok := tr.step(kind); ok {
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// trace is the state of buildTrace's random walk. Every draw comes from
+// rng, the workload's own generator, in a fixed order: the trace is a
+// function of the Config.
+type trace struct {
+	cfg      Config
+	w        *Workload
+	rng      *rand.Rand
+	names    []string // the collectors present; replaced, never modified
+	nextName int      // the ordinal of the next new collector
+	gone     []string // collectors that left and may return
+	jobs     int      // jobs the trace has added
+}
+
+// step draws a change of that kind; ok is false when the kind is out of
+// bounds now (the step is drawn again).
+func (tr *trace) step(kind string) (c Change, ok bool) {
+	switch kind {
+	case "join", "leave", "return":
+		return tr.collectorStep(kind)
+	default:
+		return tr.targetStep(kind)
+	}
+}
+
+// collectorStep draws a collector joining, leaving, or returning after it
+// left.
+func (tr *trace) collectorStep(kind string) (Change, bool) {
+	switch kind {
+	case "join":
+		if len(tr.names) >= 3*tr.cfg.Collectors {
+			return Change{}, false
+		}
+		name := "collector-" + strconv.Itoa(tr.nextName)
+		tr.nextName++
+		tr.names = append(slices.Clone(tr.names), name)
+		return Change{Kind: kind, Note: name, Collectors: tr.names}, true
+	case "leave":
+		if len(tr.names) <= 2 {
+			return Change{}, false
+		}
+		i := tr.rng.IntN(len(tr.names))
+		tr.gone = append(tr.gone, tr.names[i])
+		c := Change{Kind: kind, Note: tr.names[i], Collectors: slices.Delete(slices.Clone(tr.names), i, i+1)}
+		tr.names = c.Collectors
+		return c, true
+	case "return":
+		if len(tr.gone) == 0 || len(tr.names) >= 3*tr.cfg.Collectors {
+			return Change{}, false
+		}
+		i := tr.rng.IntN(len(tr.gone))
+		name := tr.gone[i]
+		tr.gone = slices.Delete(tr.gone, i, i+1)
+		tr.names = append(slices.Clone(tr.names), name)
+		return Change{Kind: kind, Note: name, Collectors: tr.names}, true
+	}
+	return Change{}, false
+}
+
+// targetStep draws a change of the targets: churn, growth, shrinkage, or a
+// job added or removed.
+func (tr *trace) targetStep(kind string) (Change, bool) {
+	targets := tr.w.Len()
+	switch kind {
+	case "churn":
+		f := 0.001 + tr.rng.Float64()*0.049
+		return Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: tr.w.Churn(f)}, true
+	case "grow":
+		if targets >= 2*tr.cfg.Targets {
+			return Change{}, false
+		}
+		f := 0.005 + tr.rng.Float64()*0.015
+		return Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: tr.w.Grow(f)}, true
+	case "shrink":
+		if targets <= tr.cfg.Targets/2 {
+			return Change{}, false
+		}
+		f := 0.005 + tr.rng.Float64()*0.015
+		return Change{Kind: kind, Note: fmt.Sprintf("%.1f%%", f*100), Jobs: tr.w.Shrink(f)}, true
+	case "add-job":
+		if targets >= 2*tr.cfg.Targets {
+			return Change{}, false
+		}
+		job := "trace-job-" + strconv.Itoa(tr.jobs)
+		tr.jobs++
+		n := 1 + tr.rng.IntN(max(1, tr.cfg.Targets/20))
+		return Change{Kind: kind, Note: job, Jobs: tr.w.AddJob(job, n)}, true
+	case "remove-job":
+		all := tr.w.JobNames()
+		if targets <= tr.cfg.Targets/2 || len(all) <= 2 {
+			return Change{}, false
+		}
+		job := all[tr.rng.IntN(len(all))]
+		change, _ := tr.w.RemoveJob(job)
+		return Change{Kind: kind, Note: job, Jobs: change}, true
+	}
+	return Change{}, false
 }

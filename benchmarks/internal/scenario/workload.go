@@ -87,20 +87,8 @@ func (w *Workload) JobNames() []string {
 // the same jobs, and returns the changed jobs with their full new target
 // lists, ready for SetJobTargets.
 func (w *Workload) Churn(frac float64) map[string][]*allocation.Target {
-	type pos struct {
-		job string
-		i   int
-	}
-	var all []pos
-	for _, job := range w.JobNames() {
-		for i := range w.jobs[job] {
-			all = append(all, pos{job, i})
-		}
-	}
-	k := int(frac*float64(len(all)) + 0.5)
 	changed := map[string][]*allocation.Target{}
-	for _, j := range w.rng.Perm(len(all))[:k] {
-		p := all[j]
+	for _, p := range w.sample(frac) {
 		ts, ok := changed[p.job]
 		if !ok {
 			ts = slices.Clone(w.jobs[p.job])
@@ -112,6 +100,29 @@ func (w *Workload) Churn(frac float64) map[string][]*allocation.Target {
 		w.jobs[job] = ts
 	}
 	return changed
+}
+
+// position is a target's place: its job and its index in the job's list.
+type position struct {
+	job string
+	i   int
+}
+
+// sample draws round(frac·T) targets uniformly without replacement and
+// returns their positions in the order drawn.
+func (w *Workload) sample(frac float64) []position {
+	var all []position
+	for _, job := range w.JobNames() {
+		for i := range w.jobs[job] {
+			all = append(all, position{job, i})
+		}
+	}
+	k := int(frac*float64(len(all)) + 0.5)
+	out := make([]position, k)
+	for n, j := range w.rng.Perm(len(all))[:k] {
+		out[n] = all[j]
+	}
+	return out
 }
 
 // Grow adds round(frac·T) new targets to random existing jobs.
@@ -136,20 +147,8 @@ func (w *Workload) Grow(frac float64) map[string][]*allocation.Target {
 // Shrink removes round(frac·T) targets chosen uniformly; a job left without
 // targets is removed.
 func (w *Workload) Shrink(frac float64) map[string][]*allocation.Target {
-	type pos struct {
-		job string
-		i   int
-	}
-	var all []pos
-	for _, job := range w.JobNames() {
-		for i := range w.jobs[job] {
-			all = append(all, pos{job, i})
-		}
-	}
-	k := int(frac*float64(len(all)) + 0.5)
 	drop := map[string]map[int]bool{}
-	for _, j := range w.rng.Perm(len(all))[:k] {
-		p := all[j]
+	for _, p := range w.sample(frac) {
 		if drop[p.job] == nil {
 			drop[p.job] = map[int]bool{}
 		}
