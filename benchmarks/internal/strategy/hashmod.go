@@ -50,10 +50,7 @@ func (h *HashModStrategy) SetCollectors(names []string) {
 		}
 		return strings.Compare(a, b)
 	})
-	clear(h.book.owner)
-	for _, t := range h.book.all() {
-		h.place(t)
-	}
+	h.book.placeAll(h.place)
 }
 
 // ordinal is the number after the last '-', -1 when there is none.

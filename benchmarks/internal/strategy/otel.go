@@ -54,19 +54,12 @@ func (o *OTelConsistentStrategy) SetCollectors(names []string) {
 	}
 	o.ring = consistent.New(members, OTelConfig)
 	o.n = len(names)
-	clear(o.book.owner)
-	for _, t := range o.book.all() {
-		o.place(t)
-	}
+	o.book.placeAll(o.place)
 }
 
 // SetJobTargets implements Strategy.
 func (o *OTelConsistentStrategy) SetJobTargets(jobs map[string][]*allocation.Target) {
-	added, removed := o.book.replace(jobs)
-	o.book.drop(removed)
-	for _, t := range added {
-		o.place(t)
-	}
+	o.book.update(jobs, o.place)
 }
 
 func (o *OTelConsistentStrategy) place(t *allocation.Target) {

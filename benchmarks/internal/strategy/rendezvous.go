@@ -32,19 +32,12 @@ func (r *RendezvousStrategy) SetCollectors(names []string) {
 	for _, n := range names {
 		r.seeds = append(r.seeds, xxhash.Sum64String(n))
 	}
-	clear(r.book.owner)
-	for _, t := range r.book.all() {
-		r.place(t)
-	}
+	r.book.placeAll(r.place)
 }
 
 // SetJobTargets implements Strategy.
 func (r *RendezvousStrategy) SetJobTargets(jobs map[string][]*allocation.Target) {
-	added, removed := r.book.replace(jobs)
-	r.book.drop(removed)
-	for _, t := range added {
-		r.place(t)
-	}
+	r.book.update(jobs, r.place)
 }
 
 func (r *RendezvousStrategy) place(t *allocation.Target) {

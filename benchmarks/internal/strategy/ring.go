@@ -54,19 +54,12 @@ func (r *RingStrategy) SetCollectors(names []string) {
 		}
 		return cmp.Compare(r.names[a.idx], r.names[b.idx])
 	})
-	clear(r.book.owner)
-	for _, t := range r.book.all() {
-		r.place(t)
-	}
+	r.book.placeAll(r.place)
 }
 
 // SetJobTargets implements Strategy.
 func (r *RingStrategy) SetJobTargets(jobs map[string][]*allocation.Target) {
-	added, removed := r.book.replace(jobs)
-	r.book.drop(removed)
-	for _, t := range added {
-		r.place(t)
-	}
+	r.book.update(jobs, r.place)
 }
 
 func (r *RingStrategy) place(t *allocation.Target) {

@@ -168,6 +168,26 @@ func (b *book) all() []*allocation.Target {
 	return out
 }
 
+// placeAll forgets every owner and places every target again, in all's
+// order: what a strategy whose placement depends only on the target and the
+// collectors does when the collectors change.
+func (b *book) placeAll(place func(*allocation.Target)) {
+	clear(b.owner)
+	for _, t := range b.all() {
+		place(t)
+	}
+}
+
+// update applies a SetJobTargets call for such a strategy: gone targets
+// lose their owner and new ones are placed; the others stay where they are.
+func (b *book) update(jobs map[string][]*allocation.Target, place func(*allocation.Target)) {
+	added, removed := b.replace(jobs)
+	b.drop(removed)
+	for _, t := range added {
+		place(t)
+	}
+}
+
 func (b *book) lookup(hash uint64) (string, bool) {
 	c, ok := b.owner[hash]
 	return c, ok
