@@ -70,29 +70,23 @@ func retained(b *testing.B, f strategy.Factory, js map[string][]*allocation.Targ
 // B/target the live heap the strategy keeps per target afterwards (measured
 // once, outside the timed loop), max/mean the balance it reaches.
 func BenchmarkStrategyAssign(b *testing.B) {
-	for _, f := range factories() {
-		for _, T := range benchTargets {
-			for _, n := range benchCollectors {
-				b.Run(fmt.Sprintf("strategy=%s/targets=%d/n=%d", f.Name, T, n), func(b *testing.B) {
-					js := jobs(T)
-					names := scenario.Names(n)
-					perTarget, s := retained(b, f, js, names, T)
-					loads := scenario.Loads(owners(s, js), names)
-					b.ReportAllocs()
-					iters := 0
-					for b.Loop() {
-						s := mustNew(b, f)
-						s.SetCollectors(names)
-						s.SetJobTargets(js)
-						iters++
-					}
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(iters*T), "ns/target")
-					b.ReportMetric(perTarget, "B/target")
-					b.ReportMetric(scenario.Balance(loads), "max/mean")
-				})
-			}
+	runGrid(b, func(b *testing.B, f strategy.Factory, T, n int) {
+		js := jobs(T)
+		names := scenario.Names(n)
+		perTarget, s := retained(b, f, js, names, T)
+		loads := scenario.Loads(owners(s, js), names)
+		b.ReportAllocs()
+		iters := 0
+		for b.Loop() {
+			s := mustNew(b, f)
+			s.SetCollectors(names)
+			s.SetJobTargets(js)
+			iters++
 		}
-	}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(iters*T), "ns/target")
+		b.ReportMetric(perTarget, "B/target")
+		b.ReportMetric(scenario.Balance(loads), "max/mean")
+	})
 }
 
 // BenchmarkStrategyJoin compares the strategies on one collector joining N
@@ -101,27 +95,35 @@ func BenchmarkStrategyAssign(b *testing.B) {
 // ⌊T/(N+1)⌋ and max/mean the balance after the join, both from the first
 // join.
 func BenchmarkStrategyJoin(b *testing.B) {
+	runGrid(b, func(b *testing.B, f strategy.Factory, T, n int) {
+		js := jobs(T)
+		names, joined := scenario.Names(n), scenario.Names(n+1)
+		s := mustNew(b, f)
+		r := scenario.NewRunner(s, allocation.DefaultEpsilon)
+		r.Apply(scenario.Change{Collectors: names, Jobs: js})
+		join := r.Apply(scenario.Change{Collectors: joined})
+		r.Quiet(scenario.Change{Collectors: names})
+		b.ReportAllocs()
+		for b.Loop() {
+			s.SetCollectors(joined)
+			b.StopTimer()
+			s.SetCollectors(names)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(join.Moved)/float64(T/(n+1)), "moved/optimal")
+		b.ReportMetric(join.Balance, "max/mean")
+	})
+}
+
+// runGrid runs bench as a sub-benchmark for every strategy, target count
+// (benchTargets) and collector count (benchCollectors), named
+// strategy=<name>/targets=<T>/n=<n>.
+func runGrid(b *testing.B, bench func(b *testing.B, f strategy.Factory, T, n int)) {
+	b.Helper()
 	for _, f := range factories() {
 		for _, T := range benchTargets {
 			for _, n := range benchCollectors {
-				b.Run(fmt.Sprintf("strategy=%s/targets=%d/n=%d", f.Name, T, n), func(b *testing.B) {
-					js := jobs(T)
-					names, joined := scenario.Names(n), scenario.Names(n+1)
-					s := mustNew(b, f)
-					r := scenario.NewRunner(s, allocation.DefaultEpsilon)
-					r.Apply(scenario.Change{Collectors: names, Jobs: js})
-					join := r.Apply(scenario.Change{Collectors: joined})
-					r.Quiet(scenario.Change{Collectors: names})
-					b.ReportAllocs()
-					for b.Loop() {
-						s.SetCollectors(joined)
-						b.StopTimer()
-						s.SetCollectors(names)
-						b.StartTimer()
-					}
-					b.ReportMetric(float64(join.Moved)/float64(T/(n+1)), "moved/optimal")
-					b.ReportMetric(join.Balance, "max/mean")
-				})
+				b.Run(fmt.Sprintf("strategy=%s/targets=%d/n=%d", f.Name, T, n), func(b *testing.B) { bench(b, f, T, n) })
 			}
 		}
 	}
