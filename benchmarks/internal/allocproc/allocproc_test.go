@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,9 @@ func script(t *testing.T, body string) string {
 	return bin
 }
 
+// TestProcess runs shell scripts standing in for the allocator: one that
+// logs its status page and exits on SIGTERM, one that fails at start and one
+// that never listens.
 func TestProcess(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -47,19 +49,24 @@ while :; do sleep 0.05; done
 		{
 			name: "exits before listening",
 			body: "echo broken config >&2; exit 3\n",
-			err:  "allocator exited with code 3 before listening",
-			code: 3, logged: "broken config",
+			err:    "allocator exited with code 3 before listening",
+			code:   3,
+			logged: "broken config",
 		},
 		{
 			name: "never listens",
 			body: "trap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n",
-			err:  "allocator did not report its address: context deadline exceeded", timeout: 100 * time.Millisecond,
+			err:     "allocator did not report its address: context deadline exceeded",
+			timeout: 100 * time.Millisecond,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			lw := &lockedWriter{}
-			p, err := Start(script(t, tc.body), "allocator.yaml", tc.env, lw)
+			logPath := filepath.Join(t.TempDir(), "allocator.log")
+			log, err := os.Create(logPath) // a file, as the benchmarks pass
+			require.NoError(t, err)
+			t.Cleanup(func() { log.Close() })
+			p, err := Start(script(t, tc.body), "allocator.yaml", tc.env, log)
 			require.NoError(t, err)
 			require.Positive(t, p.PID())
 			ctx := t.Context()
@@ -80,26 +87,10 @@ while :; do sleep 0.05; done
 			<-p.Exited()
 			require.Equal(t, tc.code, p.ExitCode())
 			// The last lines can reach the log just after the exit.
-			require.Eventually(t, func() bool { return strings.Contains(lw.String(), tc.logged) }, 10*time.Second, 10*time.Millisecond, "log: %s", lw)
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(logPath)
+				return err == nil && strings.Contains(string(b), tc.logged)
+			}, 10*time.Second, 10*time.Millisecond)
 		})
 	}
-}
-
-// lockedWriter is a log the allocator's stdout and stderr copies write to
-// concurrently.
-type lockedWriter struct {
-	mu sync.Mutex // guards b
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
