@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"bytes"
 	"encoding/base64"
 	"io/fs"
 	"os"
@@ -40,16 +41,20 @@ func (r rendered) crdNames() []string {
 	return out
 }
 
-// generatedCRDs are the CRDs controller-gen wrote into config/crd/bases.
-func generatedCRDs(t testing.TB) []*unstructured.Unstructured {
+// generatedCRDs are the CRDs controller-gen wrote into config/crd/bases,
+// each file's content passed through slim first when slim is not nil.
+func generatedCRDs(t testing.TB, slim func(testing.TB, []byte) []byte) []*unstructured.Unstructured {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(chartDir(), "..", "..", "config", "crd", "bases", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(repoDir(), "config", "crd", "bases", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	var out []*unstructured.Unstructured
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
+		if slim != nil {
+			b = slim(t, b)
+		}
 		objs, err := decode(string(b))
 		require.NoError(t, err, "decode %s", f)
 		out = append(out, objs...)
@@ -57,19 +62,93 @@ func generatedCRDs(t testing.TB) []*unstructured.Unstructured {
 	return out
 }
 
+// repoDir is the repository's root.
+func repoDir() string { return filepath.Join(chartDir(), "..", "..") }
+
+// crdslim builds hack/crdslim and returns a function that runs it on a CRD,
+// as hack/chart-crds.sh does.
+func crdslim(t testing.TB) func(testing.TB, []byte) []byte {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "crdslim")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./hack/crdslim")
+	build.Dir = repoDir()
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build hack/crdslim: %s", out)
+	return func(t testing.TB, crd []byte) []byte {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), bin)
+		cmd.Stdin = bytes.NewReader(crd)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "crdslim: %s", stderr.String())
+		return out
+	}
+}
+
+// withoutDescriptions returns a copy of the CRD crd whose versions' schemas
+// have no description left, at any depth.
+func withoutDescriptions(t testing.TB, crd *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	c := crd.DeepCopy()
+	versions, _, err := unstructured.NestedSlice(c.Object, "spec", "versions")
+	require.NoError(t, err)
+	for _, v := range versions {
+		s, _, err := unstructured.NestedMap(v.(map[string]any), "schema", "openAPIV3Schema")
+		require.NoError(t, err)
+		stripDescriptions(s)
+		require.NoError(t, unstructured.SetNestedMap(v.(map[string]any), s, "schema", "openAPIV3Schema"))
+	}
+	require.NoError(t, unstructured.SetNestedSlice(c.Object, versions, "spec", "versions"))
+	return c.Object
+}
+
+// stripDescriptions removes the description of the schema s and of the
+// schemas below it, by the keywords of JSONSchemaProps that hold schemas
+// (never in data: a default or an example keeps its "description" keys).
+func stripDescriptions(s any) {
+	switch s := s.(type) {
+	case []any:
+		for _, e := range s {
+			stripDescriptions(e)
+		}
+	case map[string]any:
+		delete(s, "description")
+		for k, v := range s {
+			switch k {
+			case "properties", "patternProperties", "definitions", "dependencies":
+				m, _ := v.(map[string]any)
+				for _, sub := range m {
+					stripDescriptions(sub)
+				}
+			case "items", "additionalProperties", "additionalItems", "not", "allOf", "anyOf", "oneOf":
+				stripDescriptions(v)
+			}
+		}
+	}
+}
+
 // TestCRDsAreTheGenerated: the chart's CRDs are templates (so that the
 // collector CRD can have a conversion webhook and helm upgrade upgrades
 // them), and each renders to the CRD controller-gen generated into
-// config/crd/bases, plus the chart's labels, annotations and conversion
-// webhook and nothing else: make manifests wrote the templates
-// (hack/chart-crds.sh), nobody edited them.
+// config/crd/bases as hack/crdslim slims it (without the descriptions of the
+// Kubernetes types it embeds, which would not fit the release record), plus
+// the chart's labels, annotations and conversion webhook and nothing else:
+// make manifests wrote the templates (hack/chart-crds.sh), nobody edited
+// them. Slimming removes descriptions and nothing else: without any
+// description, the chart's CRD is the generated one, so it validates
+// exactly what the kustomize install's does.
 func TestCRDsAreTheGenerated(t *testing.T) {
 	t.Parallel()
 	require.Empty(t, loadChart(t).CRDObjects(), "no crds/ directory: Helm installs those once and never upgrades them")
 	r := mustRender(t, "shardwise", "shardwise-system", nil)
-	generated := generatedCRDs(t)
+	generated := generatedCRDs(t, nil)
+	slimmed := generatedCRDs(t, crdslim(t))
 	require.Len(t, r.CRDs, len(generated), "one template per generated CRD")
-	for _, want := range generated {
+	require.Len(t, slimmed, len(generated), "crdslim writes one CRD per CRD")
+	for i, full := range generated {
+		want := slimmed[i]
+		require.Equal(t, full.GetName(), want.GetName())
 		got := r.crd(t, want.GetName()).DeepCopy()
 		require.Equal(t, map[string]string{
 			"helm.sh/chart":                "shardwise-" + loadChart(t).Metadata.Version,
@@ -86,7 +165,9 @@ func TestCRDsAreTheGenerated(t *testing.T) {
 		_, hasConversion, _ := unstructured.NestedMap(got.Object, "spec", "conversion")
 		require.Equal(t, want.GetName() == collectorCRD, hasConversion, "%s: only the collector CRD converts", want.GetName())
 		unstructured.RemoveNestedField(got.Object, "spec", "conversion")
-		require.Equal(t, want.Object, got.Object, "%s renders to the generated CRD", want.GetName())
+		require.Equal(t, want.Object, got.Object, "%s renders to the generated CRD, slimmed", want.GetName())
+		require.Equal(t, withoutDescriptions(t, full), withoutDescriptions(t, got),
+			"%s: only descriptions differ from the generated CRD", want.GetName())
 	}
 }
 
@@ -192,14 +273,17 @@ func TestCRDConversion(t *testing.T) {
 // TestChartCRDsScript runs hack/chart-crds.sh on a CRD whose description
 // holds a Go template ("{{ .Name }}", as a doc comment may) and that has a
 // conversion patch: the rendered CRD has the description as written and the
-// conversion webhook. A CRD not shaped as controller-gen writes it fails the
-// script instead of producing a broken template.
+// conversion webhook. The CRD goes through the slimmer first (here a stand-in
+// for hack/crdslim, CRDSLIM, that drops a marked line; TestCRDsAreTheGenerated
+// checks the real one's output). A CRD not shaped as controller-gen writes it
+// fails the script instead of producing a broken template.
 func TestChartCRDsScript(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	repo := filepath.Join(chartDir(), "..", "..")
-	copyTree(t, filepath.Join(repo, "hack", "chart-crds.sh"), filepath.Join(root, "hack", "chart-crds.sh"))
+	copyTree(t, filepath.Join(repoDir(), "hack", "chart-crds.sh"), filepath.Join(root, "hack", "chart-crds.sh"))
 	copyTree(t, chartDir(), filepath.Join(root, "charts", "shardwise"))
+	slim := filepath.Join(root, "slim")
+	require.NoError(t, os.WriteFile(slim, []byte("#!/bin/sh\nexec grep -v 'dropped by the slimmer'\n"), 0o755))
 	const description = "Widget is rendered with {{ .Name }} and {{- trimmed }}."
 	crd := `---
 apiVersion: apiextensions.k8s.io/v1
@@ -221,13 +305,17 @@ spec:
     schema:
       openAPIV3Schema:
         description: "` + description + `"
+        properties:
+          size:
+            description: dropped by the slimmer
+            type: integer
         type: object
     served: true
     storage: true
 `
 	write(t, filepath.Join(root, "config", "crd", "bases", "example.com_widgets.yaml"), crd)
 	write(t, filepath.Join(root, "config", "crd", "patches", "webhook_in_widgets.yaml"), "# the conversion patch\n")
-	runScript(t, root, true)
+	runScript(t, root, slim, true)
 
 	ch, err := loader.Load(filepath.Join(root, "charts", "shardwise"))
 	require.NoError(t, err)
@@ -238,19 +326,22 @@ spec:
 	require.NoError(t, err)
 	d, _, _ := unstructured.NestedString(versions[0].(map[string]any), "schema", "openAPIV3Schema", "description")
 	require.Equal(t, description, d)
+	size, _, _ := unstructured.NestedMap(versions[0].(map[string]any), "schema", "openAPIV3Schema", "properties", "size")
+	require.Equal(t, map[string]any{"type": "integer"}, size, "the script slims each CRD")
 	strategy, _, _ := unstructured.NestedString(w.Object, "spec", "conversion", "strategy")
 	require.Equal(t, "Webhook", strategy, "a CRD with a conversion patch gets the conversion webhook")
 	require.Equal(t, "obs/shardwise-serving-cert", w.GetAnnotations()["cert-manager.io/inject-ca-from"])
 
 	write(t, filepath.Join(root, "config", "crd", "bases", "example.com_widgets.yaml"), strings.Replace(crd, "    controller-gen.kubebuilder.io/version: v0.23.0\n", "", 1))
-	require.Contains(t, runScript(t, root, false), "no controller-gen.kubebuilder.io/version annotation")
+	require.Contains(t, runScript(t, root, slim, false), "no controller-gen.kubebuilder.io/version annotation")
 }
 
-// runScript runs hack/chart-crds.sh in the repository copy at root and
-// returns its output.
-func runScript(t *testing.T, root string, succeed bool) string {
+// runScript runs hack/chart-crds.sh in the repository copy at root, with the
+// slimmer slim, and returns its output.
+func runScript(t *testing.T, root, slim string, succeed bool) string {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(root, "hack", "chart-crds.sh"))
+	cmd.Env = append(os.Environ(), "CRDSLIM="+slim)
 	out, err := cmd.CombinedOutput()
 	if succeed {
 		require.NoError(t, err, "%s", out)
