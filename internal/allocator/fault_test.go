@@ -115,10 +115,7 @@ func (p *outageProxy) down() {
 func outageFixture(t *testing.T, cfg *rest.Config, ns string, initial int) (path string, proxy *outageProxy, kube kubernetes.Interface, endpoints func(int) []discoveryv1.Endpoint) {
 	t.Helper()
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	kube = clientIn(t, cfg, ns)
 	for _, name := range []string{"collector-0", "collector-1"} {
 		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "collector"}},
@@ -129,7 +126,7 @@ func outageFixture(t *testing.T, cfg *rest.Config, ns string, initial int) (path
 		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		require.NoError(t, err)
 	}
-	_, err = kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+	_, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "metrics", Port: 8080}}},
 	}, metav1.CreateOptions{})

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/shardwise/shardwise/internal/testenv"
 )
@@ -22,11 +23,8 @@ func TestCollectorsFromPods(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 	const ns = "observability"
-	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	kube := clientIn(t, cfg, ns)
 	pod := func(name string, lbls map[string]string) {
 		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
@@ -147,4 +145,14 @@ func TestUpstreamConfigsUseOwnNamespace(t *testing.T) {
 			require.Empty(t, assigned(t, base, "static job", "elsewhere-0")["elsewhere-0"], "a pod of another namespace is no collector")
 		})
 	}
+}
+
+// clientIn returns a clientset for cfg, having created namespace ns.
+func clientIn(t *testing.T, cfg *rest.Config, ns string) kubernetes.Interface {
+	t.Helper()
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return kube
 }

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -68,11 +67,8 @@ func TestDaemonSetPerNode(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 	const ns = "daemonset-per-node"
-	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	kube := clientIn(t, cfg, ns)
 
 	ds, rendered := operatorRendered[*appsv1.DaemonSet](t, []byte(daemonSetCollector), ns)
 
@@ -163,11 +159,8 @@ func TestStatefulSetOrdinal(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 	const ns = "statefulset-ordinal"
-	_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	kube := clientIn(t, cfg, ns)
 
 	var targets []string
 	for i := range 30 {
