@@ -117,14 +117,7 @@ func outageFixture(t *testing.T, cfg *rest.Config, ns string, initial int) (path
 	ctx := t.Context()
 	kube = clientIn(t, cfg, ns)
 	for _, name := range []string{"collector-0", "collector-1"} {
-		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "collector"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc", Image: "otel"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}}
-		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		readyPod(t, kube, ns, name, map[string]string{"app": "collector"}, "")
 	}
 	_, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},

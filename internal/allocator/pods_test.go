@@ -26,16 +26,7 @@ func TestCollectorsFromPods(t *testing.T) {
 	const ns = "observability"
 	kube := clientIn(t, cfg, ns)
 	pod := func(name string, lbls map[string]string) {
-		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		}}}
-		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		readyPod(t, kube, ns, name, lbls, "")
 	}
 	collector := map[string]string{"app.kubernetes.io/component": "opentelemetry-collector"}
 	pod("otel-collector-0", collector)
@@ -86,16 +77,7 @@ func TestUpstreamConfigsUseOwnNamespace(t *testing.T) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	pod := func(ns, name string, lbls map[string]string) {
-		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		}}}
-		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		readyPod(t, kube, ns, name, lbls, "")
 	}
 	// The labels upstream's selector in operator-01 matches.
 	collector := map[string]string{
@@ -155,4 +137,20 @@ func clientIn(t *testing.T, cfg *rest.Config, ns string) kubernetes.Interface {
 	_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return kube
+}
+
+// readyPod creates a collector pod named name with labels in ns, on node
+// (none when empty), and marks it Ready, as the kubelet would.
+func readyPod(t *testing.T, kube kubernetes.Interface, ns, name string, labels map[string]string, node string) {
+	t.Helper()
+	p, err := kube.CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
+	}}}
+	_, err = kube.CoreV1().Pods(ns).UpdateStatus(t.Context(), p, metav1.UpdateOptions{})
+	require.NoError(t, err)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -66,7 +65,6 @@ spec:
 func TestDaemonSetPerNode(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
-	ctx := t.Context()
 	const ns = "daemonset-per-node"
 	kube := clientIn(t, cfg, ns)
 
@@ -74,16 +72,7 @@ func TestDaemonSetPerNode(t *testing.T) {
 
 	// The DaemonSet controller's pods: the template on each node.
 	for _, node := range []string{"node-a", "node-b"} {
-		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "agent-collector-" + node, Labels: ds.Spec.Template.Labels},
-			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		}}}
-		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		readyPod(t, kube, ns, "agent-collector-"+node, ds.Spec.Template.Labels, node)
 	}
 
 	kubeconfig := testenv.WriteKubeconfig(t, cfg)
@@ -158,7 +147,6 @@ spec:
 func TestStatefulSetOrdinal(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Require(t, env)
-	ctx := t.Context()
 	const ns = "statefulset-ordinal"
 	kube := clientIn(t, cfg, ns)
 
@@ -180,16 +168,7 @@ func TestStatefulSetOrdinal(t *testing.T) {
 
 	pod := func(i int) string {
 		name := fmt.Sprintf("%s-%d", sts.Name, i)
-		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: sts.Spec.Template.Labels},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "otc-container", Image: "otel"}}},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		}}}
-		_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		readyPod(t, kube, ns, name, sts.Spec.Template.Labels, "")
 		return name
 	}
 	names := []string{pod(0), pod(1), pod(2)}
